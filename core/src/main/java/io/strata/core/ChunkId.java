@@ -1,0 +1,34 @@
+package io.strata.core;
+
+/**
+ * Chunk {@code index} of file {@code inode}. A file of N chunks has indexes 0..N-1; the
+ * largest file is {@link #MAX_INDEX}+1 chunks.
+ */
+public record ChunkId(InodeId inode, int index) implements Comparable<ChunkId> {
+    /** Indexes are non-negative ints: at 64 MiB chunks that is 128 PiB per file. */
+    public static final int MAX_INDEX = Integer.MAX_VALUE;
+
+    public ChunkId {
+        if (inode == null) {
+            throw new IllegalArgumentException("chunk id needs an inode");
+        }
+        if (index < 0) {
+            throw new IllegalArgumentException("chunk index must be >= 0, got " + index);
+        }
+    }
+
+    public static ChunkId of(long inode, int index) {
+        return new ChunkId(InodeId.of(inode), index);
+    }
+
+    @Override
+    public int compareTo(ChunkId o) {
+        int c = inode.compareTo(o.inode);
+        return c != 0 ? c : Integer.compare(index, o.index);
+    }
+
+    @Override
+    public String toString() {
+        return Long.toUnsignedString(inode.value()) + ":" + index;
+    }
+}

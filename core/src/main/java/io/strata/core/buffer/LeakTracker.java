@@ -1,0 +1,86 @@
+package io.strata.core.buffer;
+
+import io.netty.util.ResourceLeakDetector;
+import io.netty.util.ResourceLeakDetectorFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Records every buffer leak Netty's leak detector reports, so that tests can fail on one and a
+ * daemon can count them ({@code strata.buffer.leaks}). Netty's detector is process-global by
+ * design; this wraps it once, before the first buffer is allocated ({@link #install()} must run
+ * before Netty's buffer classes initialise: daemons call it first thing in main, tests through
+ * the leak-checking JUnit extension).
+ */
+public final class LeakTracker {
+    private static final Logger LOG = LoggerFactory.getLogger(LeakTracker.class);
+    private static final AtomicLong COUNT = new AtomicLong();
+    private static final List<String> REPORTS = new ArrayList<>();
+    private static boolean installed;
+
+    private LeakTracker() {
+    }
+
+    /** Installs the recording detector factory; later calls do nothing. */
+    public static synchronized void install() {
+        if (installed) {
+            return;
+        }
+        installed = true;
+        ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new Factory());
+    }
+
+    /** Leaks reported since start. */
+    public static long count() {
+        return COUNT.get();
+    }
+
+    /** The reports gathered since the last call, and forgets them. */
+    public static List<String> drain() {
+        synchronized (REPORTS) {
+            List<String> out = new ArrayList<>(REPORTS);
+            REPORTS.clear();
+            return out;
+        }
+    }
+
+    private static void record(String report) {
+        COUNT.incrementAndGet();
+        synchronized (REPORTS) {
+            REPORTS.add(report);
+        }
+        LOG.error("buffer leak: {}", report);
+    }
+
+    private static final class Factory extends ResourceLeakDetectorFactory {
+        @Override
+        @SuppressWarnings("deprecation")
+        public <T> ResourceLeakDetector<T> newResourceLeakDetector(Class<T> resource, int samplingInterval, long maxActive) {
+            return new Recording<>(resource, samplingInterval);
+        }
+    }
+
+    private static final class Recording<T> extends ResourceLeakDetector<T> {
+        Recording(Class<T> resource, int samplingInterval) {
+            super(resource, samplingInterval);
+        }
+
+        @Override
+        protected void reportTracedLeak(String resourceType, String records) {
+            record(resourceType + " released too late or never:" + records);
+        }
+
+        @Override
+        protected void reportUntracedLeak(String resourceType) {
+            record(resourceType + " leaked (enable paranoid leak detection for where)");
+        }
+
+        @Override
+        protected boolean needReport() {
+            return true;
+        }
+    }
+}

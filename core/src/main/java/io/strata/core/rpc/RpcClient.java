@@ -1,0 +1,160 @@
+package io.strata.core.rpc;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.socket.SocketChannel;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Calls other nodes. Connections are opened on first use, reused by every later call to the
+ * same address, and replaced after they close; {@link RpcOptions#connectionsPerPeer()} of them
+ * per peer share the calls round-robin.
+ *
+ * <p>Buffer ownership: the payload given to {@link #call} belongs to the client from then on,
+ * even when the call fails; the payload of a {@link Response} belongs to the caller.
+ */
+public final class RpcClient implements AutoCloseable {
+    private final NodeContext ctx;
+    private final Protocol protocol;
+    private final RpcOptions options;
+    private final RpcMetrics metrics;
+    private final ConcurrentHashMap<InetSocketAddress, Peer> peers = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    public RpcClient(NodeContext ctx, Protocol protocol, RpcOptions options) {
+        this.ctx = ctx;
+        this.protocol = protocol;
+        this.options = options;
+        this.metrics = new RpcMetrics(ctx.meters(), "client");
+    }
+
+    public RpcOptions options() {
+        return options;
+    }
+
+    /** Calls {@code address} with the default timeout and no payload. */
+    public CompletableFuture<Response> call(InetSocketAddress address, Message message) {
+        return call(address, message, Payload.NONE, options.defaultTimeout());
+    }
+
+    /**
+     * Calls {@code address}. The future fails with a {@link StrataException}: TIMEOUT after
+     * {@code timeout}, CONNECTION_FAILED/CONNECTION_LOST when the peer cannot be reached or
+     * vanishes, OVERLOADED when too many calls wait, or the status the server replied with.
+     */
+    public CompletableFuture<Response> call(InetSocketAddress address, Message message, Payload payload, Duration timeout) {
+        if (closed) {
+            payload.release();
+            return CompletableFuture.failedFuture(new StrataException(Status.SHUTTING_DOWN, "RPC client is closed"));
+        }
+        return peers.computeIfAbsent(address, Peer::new).next().call(message, payload, timeout.toNanos());
+    }
+
+    /** Calls and expects a reply of {@code type} without payload (any payload is released). */
+    public <R extends Message> CompletableFuture<R> call(InetSocketAddress address, Message message, Class<R> type) {
+        return call(address, message).thenApply(r -> {
+            try (r) {
+                return r.message(type);
+            }
+        });
+    }
+
+    /** Closes every connection; outstanding calls fail with CONNECTION_LOST. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Peer p : peers.values()) {
+            p.close();
+        }
+        peers.clear();
+    }
+
+    /** The connections to one address. */
+    private final class Peer {
+        private final InetSocketAddress address;
+        private final List<ClientConnection> slots = new ArrayList<>();
+        private final AtomicInteger rr = new AtomicInteger();
+
+        Peer(InetSocketAddress address) {
+            this.address = address;
+            for (int i = 0; i < options.connectionsPerPeer(); i++) {
+                slots.add(null);
+            }
+        }
+
+        /** A usable connection, opening one when the slot is empty or its connection died. */
+        ClientConnection next() {
+            int i = Math.floorMod(rr.getAndIncrement(), slots.size());
+            synchronized (this) {
+                ClientConnection c = slots.get(i);
+                if (c == null || !c.isUsable()) {
+                    c = connect();
+                    slots.set(i, c);
+                }
+                return c;
+            }
+        }
+
+        /** Starts connecting; calls made before it completes wait inside the connection. */
+        private ClientConnection connect() {
+            String name = address.getHostString() + ":" + address.getPort();
+            EventLoop loop = ctx.eventLoops().next();
+            ClientConnection handler = new ClientConnection(ctx, protocol, options, metrics, name, loop);
+            Bootstrap b = new Bootstrap()
+                    .group(loop)
+                    .channel(ctx.transport().socketChannel())
+                    .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.SO_KEEPALIVE, true)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) options.connectTimeout().toMillis())
+                    .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
+                            (int) (options.writeBufferHigh().bytes() / 2), (int) options.writeBufferHigh().bytes()))
+                    .handler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline()
+                                    .addLast("frames", new FrameDecoder(options.maxBodyBytes(), (int) options.maxPayload().bytes()))
+                                    .addLast("encoder", new FrameEncoder())
+                                    .addLast("client", handler);
+                        }
+                    });
+            try {
+                b.connect(address).addListener(f -> {
+                    if (!f.isSuccess()) {
+                        Throwable c = f.cause();
+                        handler.connectFailed(new StrataException(Status.CONNECTION_FAILED,
+                                "cannot connect to " + name + ": " + (c == null ? "cancelled" : c.getMessage()), c));
+                    }
+                });
+            } catch (RuntimeException e) {
+                loop.execute(() -> handler.connectFailed(new StrataException(Status.CONNECTION_FAILED,
+                        "cannot connect to " + name + ": " + e.getMessage(), e)));
+            }
+            return handler;
+        }
+
+        synchronized void close() {
+            for (ClientConnection c : slots) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RpcClient[" + ctx.name() + ", " + peers.size() + " peers]";
+    }
+}

@@ -1,0 +1,146 @@
+package io.strata.core.rpc;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves requests over TCP. Each registered {@link MessageType} has one {@link RequestHandler}.
+ * Per connection, at most {@link RpcOptions#serverMaxInFlight()} requests run at once: beyond
+ * that (or while responses pile up unsent) the server stops reading the socket, so a fast
+ * client is slowed by TCP flow control instead of filling this node's memory.
+ *
+ * <pre>{@code
+ * RpcServer server = RpcServer.builder(ctx, protocol)
+ *     .handle(CoreMessages.PING, req -> CompletableFuture.completedFuture(Reply.of(new Pong(...))))
+ *     .bind("127.0.0.1", 0);
+ * }</pre>
+ */
+public final class RpcServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RpcServer.class);
+
+    private final NodeContext ctx;
+    private final Channel serverChannel;
+    private final ChannelGroup connections = new DefaultChannelGroup("rpc-server", GlobalEventExecutor.INSTANCE);
+    private volatile boolean closing;
+
+    private RpcServer(Builder b, InetSocketAddress bindAddress) {
+        this.ctx = b.ctx;
+        RpcMetrics metrics = new RpcMetrics(ctx.meters(), "server");
+        Map<Integer, Registered<?>> handlers = Map.copyOf(b.handlers);
+        RpcOptions o = b.options;
+        ServerBootstrap sb = new ServerBootstrap()
+                .group(ctx.eventLoops())
+                .channel(ctx.transport().serverChannel())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
+                        (int) (o.writeBufferHigh().bytes() / 2), (int) o.writeBufferHigh().bytes()))
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (closing) {
+                            ch.close();
+                            return;
+                        }
+                        connections.add(ch);
+                        ch.pipeline()
+                                .addLast("frames", new FrameDecoder(o.maxBodyBytes(), (int) o.maxPayload().bytes()))
+                                .addLast("encoder", new FrameEncoder())
+                                .addLast("server", new ServerConnection(ctx, b.protocol, handlers, o, metrics));
+                    }
+                });
+        try {
+            this.serverChannel = sb.bind(bindAddress).sync().channel();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StrataException(Status.INTERNAL, "interrupted while binding " + bindAddress);
+        } catch (Exception e) {
+            throw new StrataException(Status.INTERNAL, "cannot listen on " + bindAddress + ": " + e.getMessage(), e);
+        }
+        LOG.info("{}: RPC server listening on {} ({})", ctx.name(), address(), ctx.transport());
+    }
+
+    public static Builder builder(NodeContext ctx, Protocol protocol) {
+        return new Builder(ctx, protocol);
+    }
+
+    /** The bound address (with the real port when 0 was asked). */
+    public InetSocketAddress address() {
+        return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    /** Connections currently open. */
+    public int connectionCount() {
+        return connections.size();
+    }
+
+    /** Stops accepting, closes every connection (their callers see CONNECTION_LOST) and waits. */
+    @Override
+    public void close() {
+        closing = true;
+        serverChannel.close().syncUninterruptibly();
+        connections.close().awaitUninterruptibly();
+    }
+
+    record Registered<M extends Message>(MessageType<M> type, RequestHandler<M> handler, Executor executor) {
+    }
+
+    public static final class Builder {
+        private final NodeContext ctx;
+        private final Protocol protocol;
+        private final Map<Integer, Registered<?>> handlers = new HashMap<>();
+        private RpcOptions options = RpcOptions.DEFAULTS;
+
+        private Builder(NodeContext ctx, Protocol protocol) {
+            this.ctx = ctx;
+            this.protocol = protocol;
+        }
+
+        public Builder options(RpcOptions options) {
+            this.options = options;
+            return this;
+        }
+
+        /** Handles {@code type} on the connection's event loop: the handler must not block. */
+        public <M extends Message> Builder handle(MessageType<M> type, RequestHandler<M> handler) {
+            return handle(type, null, handler);
+        }
+
+        /** Handles {@code type} on {@code executor} (e.g. {@code ctx.blocking()} for disk work). */
+        public <M extends Message> Builder handle(MessageType<M> type, Executor executor, RequestHandler<M> handler) {
+            if (protocol.byTag(type.tag()) != type) {
+                throw new IllegalArgumentException(type + " is not part of the server's protocol");
+            }
+            if (handlers.putIfAbsent(type.tag(), new Registered<>(type, handler, executor)) != null) {
+                throw new IllegalArgumentException("two handlers for " + type);
+            }
+            return this;
+        }
+
+        public RpcServer bind(String host, int port) {
+            return bind(new InetSocketAddress(host, port));
+        }
+
+        public RpcServer bind(InetSocketAddress address) {
+            return new RpcServer(this, address);
+        }
+    }
+}

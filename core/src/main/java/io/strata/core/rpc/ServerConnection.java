@@ -1,0 +1,220 @@
+package io.strata.core.rpc;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.fault.Fault;
+import io.strata.core.fault.FaultPoint;
+import io.strata.core.fault.FaultScope;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Server side of one connection: decodes requests, runs their handlers, writes responses, and
+ * keeps the number of running requests under the limit by pausing reads. All its fields are
+ * touched only on the channel's event loop.
+ */
+final class ServerConnection extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
+
+    private final NodeContext node;
+    private final Protocol protocol;
+    private final Map<Integer, RpcServer.Registered<?>> handlers;
+    private final RpcOptions options;
+    private final RpcMetrics metrics;
+    private ChannelHandlerContext ctx;
+    private Flusher flusher;
+    private int inFlight;
+    private boolean open = true;
+
+    ServerConnection(NodeContext node, Protocol protocol, Map<Integer, RpcServer.Registered<?>> handlers,
+                     RpcOptions options, RpcMetrics metrics) {
+        this.node = node;
+        this.protocol = protocol;
+        this.handlers = handlers;
+        this.options = options;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.flusher = new Flusher(ctx.channel());
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        Frame frame = (Frame) msg;
+        try {
+            dispatch(frame);
+        } catch (Wire.Malformed e) {
+            frame.release();
+            throw e;
+        }
+    }
+
+    private void dispatch(Frame frame) {
+        if (frame.isResponse()) {
+            throw new Wire.Malformed("a server received a response frame (id " + frame.requestId() + ")");
+        }
+        MessageType<?> type = protocol.byTag(frame.tag());
+        RpcServer.Registered<?> reg = type == null ? null : handlers.get(type.tag());
+        if (reg == null) {
+            frame.release();
+            String what = type == null ? "unknown message tag " + frame.tag() : "no handler for " + type.name();
+            send(OutboundFrame.error(frame.requestId(), new StrataException(Status.UNKNOWN_MESSAGE, what + " on " + node.name())),
+                    type == null ? "tag-" + frame.tag() : type.name());
+            return;
+        }
+        Message message = protocol.decode(type, frame.body());
+        long now = System.nanoTime();
+        long deadline = frame.timeoutMillis() == 0 ? Long.MAX_VALUE
+                : now + TimeUnit.MILLISECONDS.toNanos(frame.timeoutMillis());
+        ByteBuf payload = frame.takePayload(); // null when the frame has none
+        frame.release();
+        metrics.bytesIn(payload == null ? 0 : payload.readableBytes());
+        inFlight++;
+        updateReading();
+        run(reg, message, payload, frame.requestId(), deadline);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void run(RpcServer.Registered reg, Message message, ByteBuf payload, long id, long deadline) {
+        Request request = new Request(message, payload, ctx.channel().remoteAddress(), id, deadline, ctx.alloc());
+        String name = reg.type().name();
+        Runnable task = () -> {
+            CompletableFuture<Reply> f;
+            try {
+                f = reg.handler().handle(request);
+                if (f == null) {
+                    f = CompletableFuture.failedFuture(new StrataException(Status.INTERNAL, name + " handler returned null"));
+                }
+            } catch (Throwable t) {
+                f = CompletableFuture.failedFuture(t);
+            }
+            f.whenComplete((reply, error) -> complete(request, name, reply, error));
+        };
+        if (reg.executor() == null) {
+            task.run();
+        } else {
+            try {
+                reg.executor().execute(task);
+            } catch (RejectedExecutionException e) {
+                complete(request, name, null, new StrataException(Status.SHUTTING_DOWN, node.name() + " is shutting down"));
+            }
+        }
+    }
+
+    private void complete(Request<?> request, String name, Reply reply, Throwable error) {
+        request.releasePayload();
+        OutboundFrame out;
+        String status;
+        if (error != null) {
+            StrataException se = StrataException.wrap(error);
+            if (se.status() == Status.INTERNAL) {
+                LOG.warn("{}: {} from {} failed", node.name(), name, request.peer(), error);
+            }
+            out = OutboundFrame.error(request.requestId(), se);
+            status = se.status().name();
+        } else {
+            MessageType<?> type = protocol.typeOf(reply.message());
+            out = OutboundFrame.response(request.requestId(), type, reply.message(), reply.payload());
+            status = "OK";
+        }
+        metrics.served(name, status);
+        if (ctx.executor().inEventLoop()) {
+            finish(out, name);
+        } else {
+            try {
+                ctx.executor().execute(() -> finish(out, name));
+            } catch (RejectedExecutionException e) {
+                out.release();
+            }
+        }
+    }
+
+    private void finish(OutboundFrame out, String name) {
+        inFlight--;
+        send(out, name);
+        updateReading();
+    }
+
+    private void send(OutboundFrame out, String name) {
+        if (!open) {
+            out.release();
+            return;
+        }
+        metrics.bytesOut(out.payloadLength());
+        Optional<Fault> fault = node.faults().check(FaultPoint.RPC_SEND,
+                FaultScope.of(name, String.valueOf(ctx.channel().remoteAddress())));
+        if (fault.isPresent()) {
+            switch (fault.get()) {
+                case Fault.Drop d -> {
+                    out.release();
+                    return;
+                }
+                case Fault.Delay d -> {
+                    ctx.executor().schedule(() -> send(out, name + "(delayed)"), d.delay().toNanos(), TimeUnit.NANOSECONDS);
+                    return;
+                }
+                case Fault.Duplicate d -> flusher.write(out.retainedDuplicate());
+                case Fault.Disconnect d -> {
+                    out.release();
+                    ctx.close();
+                    return;
+                }
+                case Fault.Fail f -> {
+                    out.release();
+                    flusher.write(OutboundFrame.error(out.requestId(), f.error()));
+                    return;
+                }
+                case Fault.Crash c -> Runtime.getRuntime().halt(137);
+            }
+        }
+        flusher.write(out);
+    }
+
+    /** Reads only while under the in-flight limit and while responses drain. */
+    private void updateReading() {
+        boolean read = open && inFlight < options.serverMaxInFlight() && ctx.channel().isWritable();
+        if (ctx.channel().config().isAutoRead() != read) {
+            ctx.channel().config().setAutoRead(read);
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        updateReading();
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        open = false;
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        Throwable c = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null
+                ? cause.getCause() : cause;
+        if (c instanceof Wire.Malformed) {
+            metrics.badFrame();
+            LOG.warn("{}: closing connection from {}: malformed frame: {}", node.name(), ctx.channel().remoteAddress(), c.getMessage());
+        } else if (c instanceof java.io.IOException) {
+            LOG.debug("{}: connection from {} failed: {}", node.name(), ctx.channel().remoteAddress(), c.toString());
+        } else {
+            LOG.warn("{}: closing connection from {}", node.name(), ctx.channel().remoteAddress(), c);
+        }
+        open = false;
+        ctx.close();
+    }
+}

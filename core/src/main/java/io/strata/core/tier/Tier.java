@@ -1,0 +1,46 @@
+package io.strata.core.tier;
+
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One storage tier seen from the client: chunk reads and writes. Tiers stack (the client builds
+ * {@code L1(L2(L3))} or {@code L1(L3)} per policy); an upper tier is handed the tier below it and
+ * never imports another tier's module.
+ *
+ * <p>Buffer ownership: {@link #readAsync} returns an <b>owned</b> buffer the caller releases;
+ * {@link #writeAsync} <b>borrows</b> {@code data} until its future completes (an implementation
+ * that keeps the bytes longer retains them).
+ *
+ * <p>Failures complete the future exceptionally with a {@link io.strata.core.StrataException}.
+ */
+public interface Tier extends AutoCloseable {
+    TierKind kind();
+
+    /**
+     * Reads up to {@code length} bytes at {@code offset} of the chunk. The result is shorter
+     * when the chunk is (a missing chunk reads as empty); the caller fills holes with zeros up
+     * to the file's length.
+     */
+    CompletableFuture<ByteBuf> readAsync(ChunkAddress chunk, long offset, int length, IoOptions options);
+
+    /** Writes {@code data} at {@code offset}; complete once durable at this tier's promise. */
+    CompletableFuture<Void> writeAsync(ChunkAddress chunk, long offset, ByteBuf data, IoOptions options);
+
+    /** Sets the chunk's length (shrinking drops bytes; growing reads as zeros). */
+    CompletableFuture<Void> truncateAsync(ChunkAddress chunk, long length, IoOptions options);
+
+    /** Removes the chunk; removing a missing chunk succeeds. */
+    CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options);
+
+    /**
+     * Makes every write accepted so far for {@code inode} durable in the tier below (a no-op for
+     * tiers that never hold writes back).
+     */
+    default CompletableFuture<Void> flushAsync(io.strata.core.InodeId inode, IoOptions options) {
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    void close();
+}
