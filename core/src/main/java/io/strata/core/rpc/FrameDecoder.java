@@ -9,7 +9,8 @@ import java.util.List;
  * Splits the byte stream into {@link Frame}s, checking the header before waiting for the rest:
  * a wrong magic, an unknown version or flags, a request with a status, or a body or payload
  * over the limits raise {@link Wire.Malformed} at once (the connection handler then logs the
- * reason and closes). Body and payload are retained slices of the receive buffer: no copy.
+ * reason and closes). Body and payload are retained slices of the receive buffer; a large
+ * frame's buffer is sized once when its header arrives, so its payload is copied only once.
  */
 final class FrameDecoder extends ByteToMessageDecoder {
     private final int maxBodyBytes;
@@ -19,6 +20,9 @@ final class FrameDecoder extends ByteToMessageDecoder {
         this.maxBodyBytes = maxBodyBytes;
         this.maxPayloadBytes = maxPayloadBytes;
     }
+
+    /** Frames at least this large get a receive buffer sized for them (see {@link #decodeFrame}). */
+    static final int LARGE_FRAME = 128 * 1024;
 
     /** Set after the first bad frame: the stream has lost its framing, so the rest is dropped. */
     private boolean failed;
@@ -81,6 +85,14 @@ final class FrameDecoder extends ByteToMessageDecoder {
         }
         long total = Frame.HEADER_BYTES + bodyLen + payloadLen;
         if (in.readableBytes() < total) {
+            // A large frame arrives over many reads: size the receive buffer for the whole frame
+            // now, so that each later read is copied into it once, instead of into a buffer
+            // that grows by doubling (copying everything received so far at every step).
+            if (total >= LARGE_FRAME && in.maxCapacity() - in.readerIndex() >= total
+                    && in.capacity() - in.readerIndex() < total && in.refCnt() == 1) {
+                in.discardReadBytes();
+                in.ensureWritable((int) (total - in.readableBytes()));
+            }
             return;
         }
         in.skipBytes(Frame.HEADER_BYTES);

@@ -111,6 +111,36 @@ class FrameCodecTest {
     }
 
     @Test
+    void largeFramesArrivingInManyReadsKeepEveryByte() {
+        int size = 3 * FrameDecoder.LARGE_FRAME + 12345;
+        ByteBuf data = Unpooled.buffer(size);
+        EchoService.fill(data, size, 99);
+        int crc = EchoService.crc32c(data);
+        ByteBuf bytes = Unpooled.buffer();
+        for (int i = 0; i < 2; i++) { // two frames back to back, split at odd places
+            ByteBuf one = encode(OutboundFrame.request(i + 1, 0, CoreMessages.ECHO, new CoreMessage.Echo(0), Payload.of(data.retainedDuplicate())));
+            bytes.writeBytes(one);
+            one.release();
+        }
+        data.release();
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 1 << 20));
+        while (bytes.isReadable()) {
+            ch.writeInbound(bytes.readRetainedSlice(Math.min(7001, bytes.readableBytes())));
+        }
+        bytes.release();
+        for (int i = 0; i < 2; i++) {
+            Frame f = ch.readInbound();
+            assertThat(f.requestId()).isEqualTo(i + 1);
+            ByteBuf p = f.takePayload();
+            assertThat(p.readableBytes()).isEqualTo(size);
+            assertThat(EchoService.crc32c(p)).isEqualTo(crc);
+            p.release();
+            f.release();
+        }
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    @Test
     void rejectsBadMagicVersionFlagsAndSizesWithAReason() {
         assertRejected(h -> h.setShort(0, 0x4745), "bad magic"); // "GE" of an HTTP GET
         assertRejected(h -> h.setByte(2, 2), "unsupported wire version 2");

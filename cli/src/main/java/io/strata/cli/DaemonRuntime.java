@@ -1,0 +1,90 @@
+package io.strata.cli;
+
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.strata.config.NodeConfig;
+import io.strata.core.NodeContext;
+import java.io.IOException;
+import java.io.Writer;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every daemon process shares: its {@link NodeContext} with a Prometheus registry (common
+ * tag {@code node=<name>}), the optional {@code /metrics} endpoint, the ready file that
+ * {@code strata up} waits for, and an orderly stop on SIGTERM.
+ */
+final class DaemonRuntime implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DaemonRuntime.class);
+    static final String READY_FILE = "ready.properties";
+
+    final NodeContext ctx;
+    final PrometheusMeterRegistry registry;
+    private final MetricsEndpoint metrics;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    DaemonRuntime(String kind, NodeConfig config) throws IOException {
+        registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        registry.config().commonTags("node", config.name(), "kind", kind);
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        ctx = NodeContext.builder(config.name()).meters(registry).transport(config.transport()).build();
+        metrics = config.metrics() == null ? null : new MetricsEndpoint(config.metrics(), registry);
+    }
+
+    InetSocketAddress metricsAddress() {
+        return metrics == null ? null : metrics.address();
+    }
+
+    /** Writes {@code dir/ready.properties} atomically: pid plus {@code info}. */
+    static void announceReady(Path dir, Map<String, String> info) throws IOException {
+        Files.createDirectories(dir);
+        Properties p = new Properties();
+        p.setProperty("pid", String.valueOf(ProcessHandle.current().pid()));
+        info.forEach(p::setProperty);
+        Path tmp = dir.resolve(READY_FILE + ".tmp");
+        try (Writer w = Files.newBufferedWriter(tmp)) {
+            p.store(w, "written when the daemon is ready");
+        }
+        Files.move(tmp, dir.resolve(READY_FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Blocks until the process is asked to stop (SIGTERM, Ctrl-C), then runs {@code stop} and closes. */
+    void runUntilStopped(Runnable stop) {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("{}: stopping", ctx.name());
+            try {
+                stop.run();
+            } finally {
+                close();
+                stopped.countDown();
+            }
+        }, "shutdown"));
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (metrics != null) {
+            metrics.close();
+        }
+        ctx.close();
+    }
+}

@@ -1,0 +1,65 @@
+package io.strata.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code strata down}: stops what {@code strata up} started on a data directory, newest first. */
+@Command(name = "down", description = "Stop the local cluster started by `strata up`.")
+final class DownCommand implements Callable<Integer> {
+    @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: as for `strata up`).")
+    Path data;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        ClusterDir dir = ClusterDir.resolve(data);
+        PrintWriter out = spec.commandLine().getOut();
+        try (AutoCloseable lock = dir.lock()) {
+            if (dir.members().isEmpty()) {
+                out.println("nothing is running on " + dir.root);
+                return 0;
+            }
+            stopAll(dir, out);
+        }
+        return 0;
+    }
+
+    /** SIGTERM to each daemon in reverse start order; SIGKILL after 15 s. */
+    static void stopAll(ClusterDir dir, PrintWriter out) {
+        try {
+            List<ClusterDir.Member> members = dir.members();
+            for (int i = members.size() - 1; i >= 0; i--) {
+                ClusterDir.Member m = members.get(i);
+                if (!ClusterDir.alive(m.pid())) {
+                    out.println("  " + m.name() + " (pid " + m.pid() + ") was not running");
+                    continue;
+                }
+                Optional<ProcessHandle> h = ProcessHandle.of(m.pid());
+                h.ifPresent(ProcessHandle::destroy);
+                boolean exited = h.map(p -> {
+                    try {
+                        p.onExit().get(15, TimeUnit.SECONDS);
+                        return true;
+                    } catch (Exception e) {
+                        p.destroyForcibly();
+                        return false;
+                    }
+                }).orElse(true);
+                out.println("  stopped " + m.name() + " (pid " + m.pid() + ")" + (exited ? "" : " with SIGKILL after 15 s"));
+            }
+            dir.clearMembers();
+        } catch (IOException e) {
+            out.println("strata: cannot read " + dir.root + ": " + e.getMessage());
+        }
+    }
+}

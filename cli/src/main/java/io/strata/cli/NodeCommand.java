@@ -1,0 +1,63 @@
+package io.strata.cli;
+
+import io.strata.config.ConfigNode;
+import io.strata.config.NodeConfig;
+import io.strata.core.rpc.CoreMessages;
+import io.strata.core.rpc.EchoService;
+import io.strata.core.rpc.Protocol;
+import io.strata.core.rpc.RpcServer;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code strata node --config FILE}: a bare RPC node answering ping, echo and pull. Useful to
+ * check the network between two hosts ({@code strata ping}) and to benchmark it; {@code strata up}
+ * runs one until the cluster daemons exist.
+ */
+@Command(name = "node", description = "Run a bare RPC node (ping, echo, pull) until stopped.")
+final class NodeCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(NodeCommand.class);
+
+    @Option(names = "--config", required = true, paramLabel = "FILE", description = "TOML file with [node] and [rpc] tables.")
+    Path config;
+
+    @Override
+    public Integer call() throws Exception {
+        ConfigNode root = ConfigNode.load(config);
+        NodeConfig cfg = NodeConfig.read(root, "node");
+        root.rejectUnknownKeys();
+        DaemonRuntime rt = new DaemonRuntime("node", cfg);
+        RpcServer server;
+        try {
+            InetSocketAddress listen = new InetSocketAddress(cfg.listen().getHostString(), cfg.listen().getPort());
+            server = EchoService.register(rt.ctx, RpcServer.builder(rt.ctx, Protocol.of(CoreMessages.TYPES)).options(cfg.rpc()),
+                    (int) cfg.rpc().maxPayload().bytes()).bind(listen);
+        } catch (RuntimeException e) {
+            rt.close();
+            throw e;
+        }
+        Map<String, String> info = new LinkedHashMap<>();
+        info.put("rpc", hostPort(server.address()));
+        if (rt.metricsAddress() != null) {
+            info.put("metrics", hostPort(rt.metricsAddress()));
+        }
+        if (cfg.data() != null) {
+            DaemonRuntime.announceReady(cfg.data(), info);
+        }
+        LOG.info("{}: ready, rpc {}{}", cfg.name(), info.get("rpc"),
+                info.containsKey("metrics") ? ", metrics http://" + info.get("metrics") + "/metrics" : "");
+        rt.runUntilStopped(server::close);
+        return 0;
+    }
+
+    static String hostPort(InetSocketAddress a) {
+        return a.getHostString() + ":" + a.getPort();
+    }
+}

@@ -1,0 +1,61 @@
+package io.strata.cli;
+
+import io.strata.config.ConfigNode;
+import io.strata.core.NodeContext;
+import io.strata.core.rpc.CoreMessage;
+import io.strata.core.rpc.CoreMessages;
+import io.strata.core.rpc.Payload;
+import io.strata.core.rpc.Response;
+import io.strata.core.rpc.Protocol;
+import io.strata.core.rpc.RpcClient;
+import io.strata.core.rpc.RpcOptions;
+import io.strata.core.util.Futures;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code strata ping HOST:PORT}: a round trip to any Strata node over the RPC layer. */
+@Command(name = "ping", description = "Send RPC pings to a Strata node and print the round-trip times.")
+final class PingCommand implements Callable<Integer> {
+    @Parameters(paramLabel = "HOST:PORT", description = "The node's RPC address.")
+    String address;
+
+    @Option(names = {"-c", "--count"}, defaultValue = "3", description = "Pings to send (default ${DEFAULT-VALUE}).")
+    int count;
+
+    @Option(names = "--timeout", defaultValue = "3s", description = "Per-ping timeout (default ${DEFAULT-VALUE}).")
+    String timeout;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        InetSocketAddress target = resolve(ConfigNode.parseAddress(address));
+        Duration t = io.strata.config.Durations.parse(timeout);
+        PrintWriter out = spec.commandLine().getOut();
+        try (NodeContext ctx = NodeContext.builder("strata-ping").eventLoopThreads(1).blockingThreads(1).build();
+             RpcClient client = new RpcClient(ctx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS)) {
+            for (int i = 0; i < count; i++) {
+                long t0 = System.nanoTime();
+                CoreMessage.Pong pong;
+                try (Response r = Futures.join(client.call(target, new CoreMessage.Ping(i), Payload.NONE, t), t.plusSeconds(1))) {
+                    pong = r.message(CoreMessage.Pong.class);
+                }
+                double ms = (System.nanoTime() - t0) / 1e6;
+                out.printf(Locale.ROOT, "pong from %s (%s, strata %s): seq=%d time=%.2f ms%n", address, pong.node(), pong.version(), i, ms);
+            }
+        }
+        return 0;
+    }
+
+    static InetSocketAddress resolve(InetSocketAddress a) {
+        return a.isUnresolved() ? new InetSocketAddress(a.getHostString(), a.getPort()) : a;
+    }
+}

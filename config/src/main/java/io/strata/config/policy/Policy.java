@@ -1,0 +1,70 @@
+package io.strata.config.policy;
+
+import io.strata.core.DataSize;
+import io.strata.core.tier.QosClass;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The effective policy of a directory: every field has a value. New files take their layout
+ * and behaviour from it at create time (DESIGN.md, "Policies"). Built by applying
+ * {@link PolicyOverrides} from the root down ({@link PolicyResolver}); the constructor checks
+ * the combination, not only each field.
+ *
+ * @param chunkSize         stripe chunk size: a power of two in [64KiB, 64MiB]
+ * @param stripeWidth       chains a file's chunks are spread over: 1..{@value #MAX_STRIPE_WIDTH}
+ * @param replicas          replicas in L3 (picks the chain table): 1..5
+ * @param l1                whether the client's L1 cache is used
+ * @param l2                how the L2 pool is used
+ * @param durability        where fsync/close waits for the bytes
+ * @param consistency       caching contract
+ * @param writeBack         whether L1 absorbs small writes
+ * @param writeBackMaxAge   flush absorbed writes at the latest after this long
+ * @param writeBackMaxBytes flush when this many bytes are absorbed for a file
+ * @param qos               scheduling class on every tier
+ * @param ttl               retention in L1/L2 after last use (empty: until evicted)
+ * @param pin               never evicted from L1/L2 while set
+ */
+public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean l1, L2Mode l2,
+                     Durability durability, Consistency consistency, boolean writeBack,
+                     Duration writeBackMaxAge, DataSize writeBackMaxBytes, QosClass qos,
+                     Optional<Duration> ttl, boolean pin) {
+
+    public static final int MAX_STRIPE_WIDTH = 4096;
+
+    /** The root's policy when nobody set one. */
+    public static final Policy DEFAULT = new Policy(DataSize.ofMiB(1), 4, 3, true, L2Mode.OFF, Durability.L3,
+            Consistency.CLOSE_TO_OPEN, false, Duration.ofSeconds(5), DataSize.ofMiB(4), QosClass.INTERACTIVE,
+            Optional.empty(), false);
+
+    public Policy {
+        PolicyField.STRIPE_CHUNK_SIZE.check(chunkSize);
+        PolicyField.STRIPE_WIDTH.check(stripeWidth);
+        PolicyField.REPLICAS.check(replicas);
+        PolicyField.WRITE_BACK_MAX_AGE.check(writeBackMaxAge);
+        PolicyField.WRITE_BACK_MAX_BYTES.check(writeBackMaxBytes);
+        ttl.ifPresent(PolicyField.TTL::check);
+        if (durability == Durability.L2 && l2 != L2Mode.STAGE) {
+            throw new PolicyException("durability", "durability = l2 needs tiers.l2 = stage (got tiers.l2 = " + l2.policyName() + ")");
+        }
+        if (writeBack && !l1) {
+            throw new PolicyException("write-back", "write-back = on needs tiers.l1 = on");
+        }
+        if (writeBack && consistency == Consistency.STRICT) {
+            throw new PolicyException("write-back", "write-back = on cannot be combined with consistency = strict");
+        }
+    }
+
+    /** This policy with the overrides applied (each checked, then the whole). */
+    public Policy with(PolicyOverrides overrides) {
+        if (overrides.isEmpty()) {
+            return this;
+        }
+        java.util.EnumMap<PolicyField, Object> v = new java.util.EnumMap<>(PolicyField.class);
+        for (PolicyField f : PolicyField.values()) {
+            String raw = overrides.values().get(f);
+            v.put(f, raw == null ? f.value(this) : f.parse(raw));
+        }
+        return PolicyField.build(v);
+    }
+}

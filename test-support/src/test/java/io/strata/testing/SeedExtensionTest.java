@@ -1,0 +1,38 @@
+package io.strata.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class SeedExtensionTest {
+    @Seeded
+    @Test
+    void aFixedSeedPropertyIsHonoured(long seed) {
+        String fixed = System.getProperty("strata.seed");
+        if (fixed != null) {
+            assertThat(seed).isEqualTo(Long.parseLong(fixed));
+        }
+        System.setProperty("strata.seed", "1234");
+        try {
+            assertThat(Seeds.pick()).isEqualTo(1234L);
+        } finally {
+            if (fixed == null) {
+                System.clearProperty("strata.seed");
+            } else {
+                System.setProperty("strata.seed", fixed);
+            }
+        }
+    }
+
+    @Test
+    void eventuallyWaitsThenGivesUpWithWhatItWaitedFor() {
+        AtomicInteger n = new AtomicInteger();
+        Eventually.await("three polls", Duration.ofSeconds(5), () -> n.incrementAndGet() >= 3);
+        assertThat(n.get()).isGreaterThanOrEqualTo(3);
+        assertThatThrownBy(() -> Eventually.await("the impossible", Duration.ofMillis(50), () -> false))
+                .hasMessageContaining("waiting for the impossible");
+    }
+}
