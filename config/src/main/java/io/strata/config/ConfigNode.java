@@ -267,6 +267,48 @@ public final class ConfigNode {
         return out;
     }
 
+    /** An array of integers, each checked against [min, max]. */
+    public List<Long> longs(String k, List<Long> def, long min, long max) {
+        JsonNode v = get(k);
+        if (v == null) {
+            return def;
+        }
+        if (!v.isArray()) {
+            throw new ConfigException(key(k), "expected an array of integers, got " + describe(v));
+        }
+        List<Long> out = new ArrayList<>();
+        for (int i = 0; i < v.size(); i++) {
+            JsonNode e = v.get(i);
+            if (!e.isIntegralNumber()) {
+                throw new ConfigException(key(k) + "[" + i + "]", "expected an integer, got " + describe(e));
+            }
+            if (e.asLong() < min || e.asLong() > max) {
+                throw new ConfigException(key(k) + "[" + i + "]", "must be between " + min + " and " + max + ", got " + e.asLong());
+            }
+            out.add(e.asLong());
+        }
+        return out;
+    }
+
+    /** A table of string values ({@code labels = { host = "a", rack = "r1" }}), in file order. */
+    public java.util.Map<String, String> stringMap(String k) {
+        JsonNode v = get(k);
+        java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+        if (v == null) {
+            return out;
+        }
+        if (!v.isObject()) {
+            throw new ConfigException(key(k), "expected a table of strings, got " + describe(v));
+        }
+        for (var e : v.properties()) {
+            if (!e.getValue().isTextual()) {
+                throw new ConfigException(key(k) + "." + e.getKey(), "expected a string, got " + describe(e.getValue()));
+            }
+            out.put(e.getKey(), e.getValue().asText());
+        }
+        return out;
+    }
+
     /** A "host:port" address. */
     public Optional<InetSocketAddress> address(String k) {
         String s = string(k, null);
