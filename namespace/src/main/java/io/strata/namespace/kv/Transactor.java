@@ -1,0 +1,111 @@
+package io.strata.namespace.kv;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * Runs transaction bodies with retries. A body that fails with a retryable transaction status
+ * ({@code TXN_CONFLICT}, or {@code TXN_MAYBE_COMMITTED}: the commit may or may not have
+ * happened) is run again in a new transaction after a backoff; any other failure ends the
+ * attempt with nothing written. Because a maybe-committed body is run again, every body must be
+ * idempotent; the namespace makes its read-write operations so with request-id records.
+ *
+ * <p>Bodies run on {@code executor} (they block on the store); never on an event loop.
+ * Metrics: {@code strata.kv.transactions{store,result}} and {@code strata.kv.retries{store,reason}}.
+ */
+public final class Transactor {
+    private final KvStore store;
+    private final Executor executor;
+    private final RetryPolicy policy;
+    private final Metrics metrics;
+
+    public Transactor(KvStore store, Executor executor, RetryPolicy policy, MeterRegistry meters) {
+        this.store = store;
+        this.executor = executor;
+        this.policy = policy;
+        this.metrics = meters == null ? null : new Metrics(meters, store.name());
+    }
+
+    public KvStore store() {
+        return store;
+    }
+
+    /** Runs {@code body} on the executor with retries; the future fails with a StrataException. */
+    public <T> CompletableFuture<T> runAsync(Function<KvTransaction, T> body) {
+        return CompletableFuture.supplyAsync(() -> runBlocking(store, policy, body, metrics), executor);
+    }
+
+    /** Runs {@code body} on the calling thread with retries (for callers already on a worker). */
+    public <T> T run(Function<KvTransaction, T> body) {
+        return runBlocking(store, policy, body, metrics);
+    }
+
+    static <T> T runBlocking(KvStore store, RetryPolicy policy, Function<KvTransaction, T> body, Metrics metrics) {
+        long deadline = System.nanoTime() + policy.deadline().toNanos();
+        long backoff = policy.firstBackoff().toNanos();
+        for (int attempt = 1; ; attempt++) {
+            try (KvTransaction tx = store.begin()) {
+                T result = body.apply(tx);
+                tx.commit();
+                if (metrics != null) {
+                    metrics.ok.increment();
+                }
+                return result;
+            } catch (RuntimeException e) {
+                StrataException se = StrataException.wrap(e);
+                boolean retryable = se.status() == Status.TXN_CONFLICT || se.status() == Status.TXN_MAYBE_COMMITTED;
+                if (!retryable) {
+                    if (metrics != null) {
+                        metrics.failed.increment();
+                    }
+                    throw se;
+                }
+                if (metrics != null) {
+                    (se.status() == Status.TXN_CONFLICT ? metrics.conflicts : metrics.maybeCommitted).increment();
+                }
+                if (attempt >= policy.maxAttempts() || System.nanoTime() + backoff > deadline) {
+                    if (metrics != null) {
+                        metrics.failed.increment();
+                    }
+                    throw new StrataException(se.status(), "gave up after " + attempt + " attempts: " + se.getMessage(), se);
+                }
+            }
+            sleepJittered(backoff);
+            backoff = Math.min(policy.maxBackoff().toNanos(), Math.max(backoff * 2, 1000));
+        }
+    }
+
+    private static void sleepJittered(long nanos) {
+        if (nanos <= 0) {
+            return;
+        }
+        long n = nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1);
+        try {
+            TimeUnit.NANOSECONDS.sleep(n);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StrataException(Status.CANCELLED, "interrupted between transaction retries");
+        }
+    }
+
+    static final class Metrics {
+        final Counter ok;
+        final Counter failed;
+        final Counter conflicts;
+        final Counter maybeCommitted;
+
+        Metrics(MeterRegistry r, String store) {
+            ok = Counter.builder("strata.kv.transactions").tag("store", store).tag("result", "committed").register(r);
+            failed = Counter.builder("strata.kv.transactions").tag("store", store).tag("result", "failed").register(r);
+            conflicts = Counter.builder("strata.kv.retries").tag("store", store).tag("reason", "conflict").register(r);
+            maybeCommitted = Counter.builder("strata.kv.retries").tag("store", store).tag("reason", "maybe-committed").register(r);
+        }
+    }
+}
