@@ -1,0 +1,373 @@
+package io.strata.placement.agent;
+
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.TargetId;
+import io.strata.placement.ChainInfo;
+import io.strata.placement.NodeInfo;
+import io.strata.placement.RoutingInfo;
+import io.strata.placement.RoutingSource;
+import io.strata.placement.TargetInfo;
+import io.strata.placement.TargetState;
+import io.strata.placement.chains.LocalState;
+import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.placement.mgmtd.MgmtdCommand.TargetReport;
+import io.strata.placement.mgmtd.MgmtdMessage.Heartbeat;
+import io.strata.placement.mgmtd.MgmtdMessage.LeaseGranted;
+import io.strata.placement.mgmtd.MgmtdMessage.RegisterNode;
+import io.strata.placement.mgmtd.NodeRole;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster-manager side of a storage node: registers the node and its targets, heartbeats
+ * with each target's {@link LocalState}, and keeps the <b>write gate</b>.
+ *
+ * <p>Fencing: a lease is renewed by every acknowledged heartbeat and counts from the moment
+ * that heartbeat was <em>sent</em> (measured on {@code ctx.clock()}); the manager counts from
+ * the moment it received it, later. Once half a lease has passed without an acknowledged
+ * heartbeat, the agent closes the gate ({@link #mayServeWrites()} turns false and the fence
+ * listeners run) long before the manager may expire the lease and promote another replica.
+ * The gate stays closed until a heartbeat (or a new registration) is acknowledged again. A
+ * heartbeat refused with {@code LEASE_EXPIRED} closes the gate at once and registers again
+ * (same incarnation: the manager takes the node's targets through offline and back to
+ * waiting, so they resync).
+ *
+ * <p>Local states: {@code online} after start; {@code up-to-date} when the resync code calls
+ * {@link #markSynced} (naming the chain version the sync ran under) or once the target is
+ * published serving; back to {@code online} whenever it is published waiting, lastsrv or
+ * offline; {@code offline} after {@link #markFailed} (a dead disk).
+ */
+public final class StorageAgent implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StorageAgent.class);
+
+    private final NodeContext ctx;
+    private final MgmtdClient client;
+    private final RoutingSource routing;
+    private final NodeInfo node;
+    private final List<TargetId> targets;
+    private final long incarnation;
+    private final Map<TargetId, LocalState> local = new ConcurrentHashMap<>();
+    private final Map<TargetId, Long> syncedAt = new ConcurrentHashMap<>();
+    private final Map<TargetId, Boolean> failed = new ConcurrentHashMap<>();
+    private final List<Consumer<Boolean>> fenceListeners = new CopyOnWriteArrayList<>();
+    private final CompletableFuture<Void> firstLease = new CompletableFuture<>();
+    private volatile boolean fenced = true;
+    private volatile long leaseNanos;
+    private volatile long heartbeatNanos;
+    private volatile long lastAckSentNanos;
+    private volatile long registeredVersion;
+    private volatile boolean registering;
+    private volatile boolean closed;
+    private ScheduledFuture<?> ticker;
+
+    private StorageAgent(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, List<TargetId> targets) {
+        this.ctx = ctx;
+        this.client = client;
+        this.routing = routing;
+        this.node = node;
+        this.targets = List.copyOf(targets);
+        this.incarnation = ctx.random().nextLong() & Long.MAX_VALUE;
+        for (TargetId t : targets) {
+            local.put(t, LocalState.ONLINE);
+        }
+    }
+
+    /**
+     * Starts the agent: registers (retrying until the manager answers), then heartbeats at the
+     * interval the manager asks for. {@code routing} is the node's routing source (a
+     * {@link io.strata.placement.mgmtd.ManagerRoutingSource}), watched for this node's targets.
+     */
+    public static StorageAgent start(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, List<TargetId> targets) {
+        StorageAgent a = new StorageAgent(ctx, client, routing, node, targets);
+        routing.onChange(a::onRouting);
+        a.register();
+        return a;
+    }
+
+    /** Completes when the first lease is granted. */
+    public CompletableFuture<Void> registered() {
+        return firstLease;
+    }
+
+    /** The write gate: false while fenced (no lease, or half a lease without an acknowledged heartbeat). */
+    public boolean mayServeWrites() {
+        return !fenced && !closed;
+    }
+
+    /** Same as {@code !mayServeWrites()}. */
+    public boolean fenced() {
+        return !mayServeWrites();
+    }
+
+    /** Called with {@code true} when the gate closes and {@code false} when it opens again; must not block. */
+    public void onFenceChange(Consumer<Boolean> listener) {
+        fenceListeners.add(listener);
+    }
+
+    public long incarnation() {
+        return incarnation;
+    }
+
+    public NodeInfo node() {
+        return node;
+    }
+
+    public LocalState localState(TargetId t) {
+        return local.get(t);
+    }
+
+    /**
+     * The resync of {@code target} finished under {@code chainVersion} (the predecessor's
+     * sync-done said so): the next heartbeat reports it up-to-date, and the manager makes it
+     * serving if its chain is still at that version.
+     */
+    public void markSynced(TargetId target, long chainVersion) {
+        requireOwn(target);
+        if (failed.containsKey(target)) {
+            return;
+        }
+        syncedAt.put(target, chainVersion);
+        local.put(target, LocalState.UP_TO_DATE);
+        heartbeatSoon();
+    }
+
+    /** The target's disk failed: reported offline from now on. */
+    public void markFailed(TargetId target) {
+        requireOwn(target);
+        failed.put(target, true);
+        local.put(target, LocalState.OFFLINE);
+        heartbeatSoon();
+    }
+
+    private void requireOwn(TargetId t) {
+        if (!local.containsKey(t)) {
+            throw new StrataException(Status.NO_SUCH_TARGET, t + " is not a target of " + node.id());
+        }
+    }
+
+    // ---- registration and heartbeats ------------------------------------------------------
+
+    private synchronized void register() {
+        if (closed || registering) {
+            return;
+        }
+        registering = true;
+        long sent = ctx.clock().nanoTime();
+        Duration timeout = Duration.ofSeconds(5);
+        client.call(new RegisterNode(node, NodeRole.STORAGE, incarnation, targets), LeaseGranted.class, timeout, timeout)
+                .whenComplete((g, e) -> {
+                    registering = false;
+                    if (closed) {
+                        return;
+                    }
+                    if (e != null) {
+                        LOG.info("{}: registration with the cluster manager failed: {} (retrying)", node.id(), StrataException.wrap(e));
+                        schedule(this::register, 500);
+                        return;
+                    }
+                    registeredVersion = g.routingVersion();
+                    for (TargetId t : targets) {
+                        if (!failed.containsKey(t)) {
+                            local.put(t, LocalState.ONLINE);
+                            syncedAt.remove(t);
+                        }
+                    }
+                    granted(g, sent);
+                    firstLease.complete(null);
+                    LOG.info("{}: registered (incarnation {}), lease {} ms", node.id(), incarnation, g.leaseMillis());
+                    startTicker();
+                });
+    }
+
+    private synchronized void startTicker() {
+        if (ticker == null && !closed) {
+            long period = Math.max(1, heartbeatNanos / 4);
+            // ticks often; sends a heartbeat each heartbeat interval and checks the fence every tick
+            ticker = ctx.scheduler().scheduleWithFixedDelay(this::tick, period, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private volatile long lastSentNanos;
+    private volatile boolean inFlight;
+
+    private void tick() {
+        try {
+            checkFence();
+            long now = ctx.clock().nanoTime();
+            if (!registering && !inFlight && now - lastSentNanos >= heartbeatNanos) {
+                heartbeat();
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("{}: agent tick failed: {}", node.id(), e.toString());
+        }
+    }
+
+    private void heartbeatSoon() {
+        lastSentNanos = ctx.clock().nanoTime() - heartbeatNanos;
+    }
+
+    private void heartbeat() {
+        inFlight = true;
+        long sent = ctx.clock().nanoTime();
+        lastSentNanos = sent;
+        // an answer that arrives after the fence point is useless: give up before it
+        Duration budget = Duration.ofNanos(Math.max(1_000_000, leaseNanos / 2 - (sent - lastAckSentNanos)));
+        Duration attempt = Duration.ofNanos(Math.min(budget.toNanos(), Math.max(heartbeatNanos, 1_000_000)));
+        client.call(new Heartbeat(node.id(), incarnation, reports()), LeaseGranted.class, attempt, budget).whenComplete((g, e) -> {
+            inFlight = false;
+            if (closed) {
+                return;
+            }
+            if (e == null) {
+                granted(g, sent);
+                return;
+            }
+            StrataException se = StrataException.wrap(e);
+            if (se.status() == Status.LEASE_EXPIRED) {
+                LOG.warn("{}: the cluster manager expired this node's lease; fencing and registering again", node.id());
+                fence();
+                register();
+            } else {
+                checkFence();
+            }
+        });
+    }
+
+    private List<TargetReport> reports() {
+        RoutingInfo r = routing.current();
+        List<TargetReport> out = new ArrayList<>();
+        for (TargetId t : targets) {
+            LocalState l = local.get(t);
+            long v = 0;
+            if (l == LocalState.UP_TO_DATE) {
+                Long synced = syncedAt.get(t);
+                if (synced != null) {
+                    v = synced;
+                } else {
+                    ChainInfo c = chainOf(r, t);
+                    v = c == null ? 0 : c.version();
+                }
+            }
+            out.add(new TargetReport(t, l, v));
+        }
+        return out;
+    }
+
+    private void granted(LeaseGranted g, long sentNanos) {
+        leaseNanos = TimeUnit.MILLISECONDS.toNanos(g.leaseMillis());
+        heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(g.heartbeatMillis());
+        if (sentNanos - lastAckSentNanos > 0 || fenced) {
+            lastAckSentNanos = sentNanos;
+        }
+        if (ctx.clock().nanoTime() - lastAckSentNanos < leaseNanos / 2) {
+            setFenced(false);
+        }
+    }
+
+    private void checkFence() {
+        if (!fenced && ctx.clock().nanoTime() - lastAckSentNanos >= leaseNanos / 2) {
+            LOG.warn("{}: no acknowledged heartbeat for half a lease ({} ms): fencing writes", node.id(),
+                    TimeUnit.NANOSECONDS.toMillis(leaseNanos / 2));
+            fence();
+        }
+    }
+
+    private void fence() {
+        setFenced(true);
+    }
+
+    private synchronized void setFenced(boolean f) {
+        if (fenced == f) {
+            return;
+        }
+        fenced = f;
+        for (Consumer<Boolean> l : fenceListeners) {
+            try {
+                l.accept(f);
+            } catch (RuntimeException e) {
+                LOG.warn("{}: fence listener failed: {}", node.id(), e.toString());
+            }
+        }
+    }
+
+    // ---- routing ----------------------------------------------------------------------------
+
+    private void onRouting(RoutingInfo r) {
+        boolean expired = false;
+        for (TargetId t : targets) {
+            TargetInfo ti = r.targets().get(t);
+            if (ti == null || failed.containsKey(t)) {
+                continue;
+            }
+            switch (ti.state()) {
+                case SERVING -> {
+                    if (local.get(t) != LocalState.UP_TO_DATE) {
+                        local.put(t, LocalState.UP_TO_DATE);
+                        syncedAt.remove(t);
+                    }
+                }
+                case SYNCING -> { }
+                case WAITING -> {
+                    local.put(t, LocalState.ONLINE);
+                    syncedAt.remove(t);
+                }
+                case LASTSRV, OFFLINE -> {
+                    local.put(t, LocalState.ONLINE);
+                    syncedAt.remove(t);
+                    expired |= r.version() > registeredVersion && !fenced;
+                }
+            }
+        }
+        if (expired) {
+            // the manager marked this live node's targets down: it no longer holds our lease
+            LOG.warn("{}: routing v{} shows this node's targets down; fencing and registering again", node.id(), r.version());
+            fence();
+            register();
+        }
+    }
+
+    private static ChainInfo chainOf(RoutingInfo r, TargetId t) {
+        for (ChainInfo c : r.chains().values()) {
+            if (c.targets().contains(t)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private void schedule(Runnable r, long delayMs) {
+        try {
+            ctx.scheduler().schedule(r, delayMs, TimeUnit.MILLISECONDS);
+        } catch (RuntimeException rejected) {
+            closed = true;
+        }
+    }
+
+    /** Stops heartbeating and closes the gate (the manager expires the lease in due course). */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        if (ticker != null) {
+            ticker.cancel(false);
+        }
+        setFenced(true);
+    }
+
+    /** For tests and the storage node's logs: the public state the routing source shows for a target. */
+    public TargetState publishedState(TargetId t) {
+        TargetInfo ti = routing.current().targets().get(t);
+        return ti == null ? null : ti.state();
+    }
+}
