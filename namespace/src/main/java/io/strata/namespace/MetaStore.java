@@ -1,0 +1,395 @@
+package io.strata.namespace;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.strata.config.policy.Policy;
+import io.strata.core.InodeId;
+import io.strata.core.NodeContext;
+import io.strata.core.StrataException;
+import io.strata.core.rpc.Wire;
+import io.strata.namespace.kv.Bytes;
+import io.strata.namespace.kv.KvStore;
+import io.strata.namespace.kv.RetryPolicy;
+import io.strata.namespace.kv.Transactor;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The namespace over a {@link KvStore}, in process: every {@link Meta} operation is one
+ * transaction run on this store's worker pool with retries. It keeps no state of its own beyond
+ * a batch of reserved inode ids, so any number of instances may serve one FoundationDB cluster;
+ * the meta service is a thin RPC layer over it.
+ *
+ * <p>Read-write operations record their result under their {@link RequestId} in the same
+ * transaction ({@code IDEM} keys): a body re-run after "maybe committed" (or a client retry with
+ * the same id) finds the record and returns the recorded result instead of acting twice.
+ *
+ * <p>Metrics: {@code strata.meta.ops{op,result}} (timer), plus the KV layer's and the collector's.
+ */
+public final class MetaStore implements Meta, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MetaStore.class);
+
+    /**
+     * @param workers         threads running transactions (they block on the store)
+     * @param inodeBatch      inode ids reserved per allocator transaction
+     * @param gcInterval      how often the collector runs (zero: never by itself)
+     * @param gcDelay         how long a deleted file's chunks wait before they are freed
+     * @param idempotencyTtl  how long a request id's result is kept for retries
+     * @param basePolicy      the policy of the root when it sets nothing
+     */
+    public record Options(int workers, int inodeBatch, Duration gcInterval, Duration gcDelay, Duration idempotencyTtl,
+                          Policy basePolicy, RetryPolicy retry) {
+        public static final Options DEFAULTS = new Options(8, 1024, Duration.ofSeconds(1), Duration.ZERO,
+                Duration.ofMinutes(30), Policy.DEFAULT, RetryPolicy.DEFAULT);
+
+        public Options {
+            if (workers < 1 || inodeBatch < 1) {
+                throw new IllegalArgumentException("workers and inode batch must be positive");
+            }
+        }
+
+        public Options withWorkers(int n) {
+            return new Options(n, inodeBatch, gcInterval, gcDelay, idempotencyTtl, basePolicy, retry);
+        }
+
+        public Options withGc(Duration interval, Duration delay) {
+            return new Options(workers, inodeBatch, interval, delay, idempotencyTtl, basePolicy, retry);
+        }
+    }
+
+    private final NodeContext ctx;
+    private final KvStore store;
+    private final Transactor tr;
+    private final NamespaceOps ops;
+    private final InodeAllocator allocator;
+    private final ExecutorService workers;
+    private final GarbageCollector gc;
+    private final ScheduledFuture<?> gcTask;
+    private final MeterRegistry meters;
+    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+
+    public MetaStore(NodeContext ctx, KvStore store, ChainTables tables, ChunkReclaimer reclaimer, Options options) {
+        this.ctx = ctx;
+        this.store = store;
+        this.meters = ctx.meters();
+        AtomicInteger n = new AtomicInteger();
+        this.workers = Executors.newFixedThreadPool(options.workers(), r -> {
+            Thread t = new Thread(r, ctx.name() + "-meta-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.tr = new Transactor(store, workers, options.retry(), meters);
+        this.ops = new NamespaceOps(tables, options.basePolicy());
+        this.allocator = new InodeAllocator(tr, options.inodeBatch());
+        this.gc = new GarbageCollector(tr, reclaimer, options.gcDelay(), options.idempotencyTtl(), this::nowMillis, meters);
+        bootstrap();
+        if (!options.gcInterval().isZero()) {
+            long ms = Math.max(1, options.gcInterval().toMillis());
+            this.gcTask = ctx.scheduler().scheduleWithFixedDelay(() -> workers.execute(this::collectQuietly), ms, ms, TimeUnit.MILLISECONDS);
+        } else {
+            this.gcTask = null;
+        }
+    }
+
+    /** Creates the root directory the first time the store is used. */
+    private void bootstrap() {
+        tr.run(tx -> {
+            if (tx.get(KeySpace.inode(InodeId.ROOT)) == null) {
+                long now = nowNanos();
+                NsTx t = new NsTx(tx, false, now);
+                t.putInode(NamespaceOps.newRoot(now));
+                t.countInodes(1);
+                tx.set(KeySpace.FORMAT, Bytes.le64(1));
+                LOG.info("{}: new namespace on {} (root created)", ctx.name(), store.name());
+            }
+            return null;
+        });
+    }
+
+    public KvStore store() {
+        return store;
+    }
+
+    long nowNanos() {
+        Instant i = ctx.clock().now();
+        return i.getEpochSecond() * 1_000_000_000L + i.getNano();
+    }
+
+    long nowMillis() {
+        return ctx.clock().now().toEpochMilli();
+    }
+
+    // ---- plumbing --------------------------------------------------------------------------
+
+    private <T> CompletableFuture<T> timed(String op, CompletableFuture<T> f, long t0) {
+        return f.whenComplete((r, e) -> {
+            String result = e == null ? "ok" : StrataException.wrap(e).status().name().toLowerCase(java.util.Locale.ROOT);
+            timers.computeIfAbsent(op + "/" + result, k -> Timer.builder("strata.meta.ops").tag("op", op).tag("result", result)
+                    .register(meters)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        });
+    }
+
+    private <T> CompletableFuture<T> read(String op, Function<NsTx, T> body) {
+        long t0 = System.nanoTime();
+        return timed(op, CompletableFuture.supplyAsync(() -> tr.run(tx -> body.apply(new NsTx(tx, true, nowNanos()))), workers), t0);
+    }
+
+    /** A read-write operation, applied once per request id. */
+    private <T> CompletableFuture<T> write(String op, RequestId req, java.util.function.Supplier<InodeId> newId,
+                                           BodyWithId<T> body, Function<T, byte[]> enc, Function<byte[], T> dec) {
+        long t0 = System.nanoTime();
+        RequestId id = req != null ? req : RequestId.random(ctx.random());
+        return timed(op, CompletableFuture.supplyAsync(() -> {
+            InodeId fresh = newId == null ? null : newId.get();
+            byte[] idemKey = KeySpace.idempotency(id);
+            return tr.run(tx -> {
+                byte[] rec = tx.get(idemKey);
+                if (rec != null) {
+                    return dec.apply(Arrays.copyOfRange(rec, 8, rec.length));
+                }
+                long now = nowNanos();
+                T r = body.apply(new NsTx(tx, false, now), fresh, now / 1_000_000);
+                tx.set(idemKey, Bytes.concat(Bytes.le64(nowMillis()), enc.apply(r)));
+                return r;
+            });
+        }, workers), t0);
+    }
+
+    @FunctionalInterface
+    private interface BodyWithId<T> {
+        T apply(NsTx t, InodeId newId, long nowMillis);
+    }
+
+    private static final byte[] NONE = new byte[0];
+
+    private static byte[] attrsBytes(InodeAttrs a) {
+        return Codec.inodeBytes(a);
+    }
+
+    private static InodeAttrs attrsFrom(byte[] b) {
+        return Codec.inodeFrom(b);
+    }
+
+    private static Void none(byte[] b) {
+        return null;
+    }
+
+    private static byte[] none(Void v) {
+        return NONE;
+    }
+
+    // ---- operations ------------------------------------------------------------------------
+
+    @Override
+    public CompletableFuture<InodeAttrs> lookupAsync(Caller c, InodeId parent, String name) {
+        return read("lookup", t -> ops.lookup(t, c, parent, name));
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> getattrAsync(Caller c, InodeId inode) {
+        return read("getattr", t -> t.attrs(inode));
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> resolveAsync(Caller c, String path) {
+        return read("resolve", t -> ops.resolve(t, c, path));
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> setattrAsync(Caller c, InodeId inode, SetAttr attrs, RequestId req) {
+        return write("setattr", req, null, (t, id, ms) -> ops.setattr(t, c, inode, attrs), MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> createAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, RequestId req) {
+        return write("create", req, allocator::next, (t, id, ms) -> ops.create(t, c, parent, name, mode, exclusive, id),
+                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> mkdirAsync(Caller c, InodeId parent, String name, int mode, RequestId req) {
+        return write("mkdir", req, allocator::next, (t, id, ms) -> ops.mkdir(t, c, parent, name, mode, id),
+                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
+        return write("symlink", req, allocator::next, (t, id, ms) -> ops.symlink(t, c, parent, name, target, id),
+                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    @Override
+    public CompletableFuture<String> readlinkAsync(Caller c, InodeId inode) {
+        return read("readlink", t -> ops.readlink(t, c, inode));
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> linkAsync(Caller c, InodeId inode, InodeId newParent, String newName, RequestId req) {
+        return write("link", req, null, (t, id, ms) -> ops.link(t, c, inode, newParent, newName), MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    @Override
+    public CompletableFuture<Void> unlinkAsync(Caller c, InodeId parent, String name, RequestId req) {
+        return write("unlink", req, null, (t, id, ms) -> {
+            ops.unlink(t, c, parent, name, ms);
+            return null;
+        }, MetaStore::none, MetaStore::none);
+    }
+
+    @Override
+    public CompletableFuture<Void> rmdirAsync(Caller c, InodeId parent, String name, RequestId req) {
+        return write("rmdir", req, null, (t, id, ms) -> {
+            ops.rmdir(t, c, parent, name);
+            return null;
+        }, MetaStore::none, MetaStore::none);
+    }
+
+    @Override
+    public CompletableFuture<Void> renameAsync(Caller c, InodeId srcParent, String srcName, InodeId dstParent, String dstName,
+                                               boolean noReplace, RequestId req) {
+        return write("rename", req, null, (t, id, ms) -> {
+            ops.rename(t, c, srcParent, srcName, dstParent, dstName, noReplace, ms);
+            return null;
+        }, MetaStore::none, MetaStore::none);
+    }
+
+    @Override
+    public CompletableFuture<DirPage> readdirAsync(Caller c, InodeId dir, String after, int limit, boolean withAttrs) {
+        return read("readdir", t -> ops.readdir(t, c, dir, after, limit, withAttrs));
+    }
+
+    @Override
+    public CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req) {
+        long session = ctx.random().nextLong();
+        return write("open", req, null, (t, id, ms) -> ops.open(t, c, inode, flags, clientId, session),
+                r -> {
+                    ByteBuf b = Unpooled.buffer();
+                    try {
+                        b.writeLong(r.sessionId());
+                        Codec.writeInode(b, r.attrs());
+                        return ByteBufUtil.getBytes(b);
+                    } finally {
+                        b.release();
+                    }
+                },
+                bytes -> {
+                    ByteBuf b = Unpooled.wrappedBuffer(bytes);
+                    return new OpenResult(Wire.readLong(b, "session"), Codec.readInode(b));
+                });
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req) {
+        return write("close", req, null, (t, id, ms) -> ops.publish(t, inode, session, writtenLength, wrote, true, ms),
+                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> fsyncAsync(Caller c, InodeId inode, long session, long writtenLength, RequestId req) {
+        return write("fsync", req, null, (t, id, ms) -> ops.publish(t, inode, session, writtenLength, writtenLength >= 0, false, ms),
+                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    /** Ends every open session of a client that is gone (unlinked files it held open are then freed). */
+    public CompletableFuture<Integer> pruneSessionsAsync(long clientId) {
+        return write("prune-sessions", null, null, (t, id, ms) -> ops.pruneSessions(t, clientId, ms, 10_000),
+                n -> Bytes.le64(n), b -> (int) Bytes.readLe64(b));
+    }
+
+    @Override
+    public CompletableFuture<StatFs> statfsAsync(Caller c) {
+        return read("statfs", ops::statfs);
+    }
+
+    @Override
+    public CompletableFuture<byte[]> getxattrAsync(Caller c, InodeId inode, String name) {
+        return read("getxattr", t -> ops.getxattr(t, c, inode, name));
+    }
+
+    @Override
+    public CompletableFuture<Void> setxattrAsync(Caller c, InodeId inode, String name, byte[] value, int flags, RequestId req) {
+        return write("setxattr", req, null, (t, id, ms) -> {
+            ops.setxattr(t, c, inode, name, value, flags);
+            return null;
+        }, MetaStore::none, MetaStore::none);
+    }
+
+    @Override
+    public CompletableFuture<List<String>> listxattrAsync(Caller c, InodeId inode) {
+        return read("listxattr", t -> ops.listxattr(t, c, inode));
+    }
+
+    @Override
+    public CompletableFuture<Void> removexattrAsync(Caller c, InodeId inode, String name, RequestId req) {
+        return write("removexattr", req, null, (t, id, ms) -> {
+            ops.removexattr(t, c, inode, name);
+            return null;
+        }, MetaStore::none, MetaStore::none);
+    }
+
+    @Override
+    public CompletableFuture<PolicyInfo> policyGetAsync(Caller c, InodeId dir) {
+        return read("policy-get", t -> ops.policyGet(t, c, dir));
+    }
+
+    @Override
+    public CompletableFuture<PolicyInfo> policySetAsync(Caller c, InodeId dir, List<String> assignments, RequestId req) {
+        CompletableFuture<Void> set = write("policy-set", req, null, (t, id, ms) -> {
+            ops.policySet(t, c, dir, assignments);
+            return null;
+        }, MetaStore::none, MetaStore::none);
+        return set.thenCompose(v -> policyGetAsync(c, dir));
+    }
+
+    // ---- garbage collection ----------------------------------------------------------------
+
+    /** Runs one collector pass now; completes with the number of files whose chunks were freed. */
+    public CompletableFuture<Integer> collectGarbageAsync() {
+        return CompletableFuture.supplyAsync(gc::runOnce, workers);
+    }
+
+    /** Deleted files whose chunks are not freed yet. */
+    public CompletableFuture<Integer> gcQueueLengthAsync() {
+        return CompletableFuture.supplyAsync(gc::queued, workers);
+    }
+
+    private void collectQuietly() {
+        try {
+            gc.runOnce();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: garbage collection pass failed: {}", ctx.name(), e.toString());
+        }
+    }
+
+    /** Stops the collector and the workers; the store stays open (its owner closes it). */
+    @Override
+    public void close() {
+        if (gcTask != null) {
+            gcTask.cancel(false);
+        }
+        workers.shutdown();
+        try {
+            if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {
+                workers.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            workers.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,650 @@
+package io.strata.namespace;
+
+import static io.strata.namespace.Permissions.R;
+import static io.strata.namespace.Permissions.W;
+import static io.strata.namespace.Permissions.X;
+
+import io.strata.config.policy.Policy;
+import io.strata.config.policy.PolicyField;
+import io.strata.config.policy.PolicyOverrides;
+import io.strata.config.policy.PolicyResolver;
+import io.strata.core.InodeId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.namespace.kv.Bytes;
+import io.strata.namespace.kv.KeyValue;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The bodies of the namespace operations: each runs inside one transaction ({@link NsTx}) and
+ * either completes or throws with nothing written. Bodies may run more than once (conflict
+ * retries); {@link MetaStore} wraps the read-write ones in idempotency records.
+ *
+ * <p>Conflict design: an operation reads (with conflicts) every inode and entry whose state it
+ * depends on, so concurrent operations serialize; a directory's change time is kept in a
+ * separate key updated with an atomic max, so creating many files in one directory at once does
+ * not make those creates conflict with each other.
+ */
+final class NamespaceOps {
+    static final int MAX_LINKS = 65_000;
+    static final int MAX_SYMLINK_HOPS = 40;
+    static final int MAX_DEPTH = 4096;
+    static final int MAX_PAGE = 10_000;
+
+    private final ChainTables tables;
+    private final Policy basePolicy;
+
+    NamespaceOps(ChainTables tables, Policy basePolicy) {
+        this.tables = tables;
+        this.basePolicy = basePolicy;
+    }
+
+    // ---- lookups ---------------------------------------------------------------------------
+
+    InodeAttrs lookup(NsTx t, Caller c, InodeId parent, String name) {
+        Names.checkChars(name, "name");
+        InodeAttrs dir = t.requireDir(parent);
+        Permissions.check(c, dir, X, "lookup");
+        if (name.equals(".")) {
+            return t.attrs(parent);
+        }
+        if (name.equals("..")) {
+            return t.attrs(dir.parent() == null ? parent : dir.parent());
+        }
+        NsTx.Dentry d = t.dentry(parent, name);
+        if (d == null) {
+            throw new StrataException(Status.NOT_FOUND, "no entry \"" + Names.printable(name) + "\" in " + parent);
+        }
+        return t.attrs(d.child());
+    }
+
+    InodeAttrs resolve(NsTx t, Caller c, String path) {
+        if (path == null || !path.startsWith("/")) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "not an absolute path: \"" + path + "\"");
+        }
+        Deque<String> parts = new ArrayDeque<>(split(path));
+        InodeAttrs cur = t.requireInode(InodeId.ROOT);
+        int hops = 0;
+        while (!parts.isEmpty()) {
+            String name = parts.pollFirst();
+            if (!cur.isDirectory()) {
+                throw new StrataException(Status.NOT_A_DIRECTORY, "\"" + path + "\": a component is not a directory (" + cur.id() + ")");
+            }
+            InodeAttrs next = lookup(t, c, cur.id(), name);
+            if (next.type() == InodeType.SYMLINK) {
+                if (++hops > MAX_SYMLINK_HOPS) {
+                    throw new StrataException(Status.SYMLINK_LOOP, "\"" + path + "\": more than " + MAX_SYMLINK_HOPS + " symlinks");
+                }
+                List<String> target = split(next.symlinkTarget());
+                for (int i = target.size() - 1; i >= 0; i--) {
+                    parts.addFirst(target.get(i));
+                }
+                if (next.symlinkTarget().startsWith("/")) {
+                    cur = t.requireInode(InodeId.ROOT);
+                }
+                continue;
+            }
+            cur = next;
+        }
+        return t.attrs(cur.id());
+    }
+
+    private static List<String> split(String path) {
+        List<String> out = new ArrayList<>();
+        for (String p : path.split("/")) {
+            if (!p.isEmpty() && !p.equals(".")) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    String readlink(NsTx t, Caller c, InodeId inode) {
+        InodeAttrs a = t.requireInode(inode);
+        if (a.type() != InodeType.SYMLINK) {
+            throw new StrataException(Status.INVALID_ARGUMENT, inode + " is not a symlink");
+        }
+        return a.symlinkTarget();
+    }
+
+    DirPage readdir(NsTx t, Caller c, InodeId dir, String after, int limit, boolean withAttrs) {
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "readdir limit must be 1.." + MAX_PAGE + ", got " + limit);
+        }
+        InodeAttrs d = t.requireDir(dir);
+        Permissions.check(c, d, R, "readdir");
+        byte[] prefix = KeySpace.under(KeySpace.DENTRY, dir);
+        byte[] begin = after == null || after.isEmpty() ? prefix : Bytes.keyAfter(KeySpace.dentry(dir, after));
+        List<KeyValue> kvs = t.reader.getRange(begin, Bytes.strinc(prefix), limit);
+        List<DirEntry> out = new ArrayList<>(kvs.size());
+        for (KeyValue kv : kvs) {
+            InodeId child = InodeId.of(Bytes.readLe64(kv.value(), 0, 8));
+            InodeType type = NsTx.typeOf(kv.value()[8]);
+            out.add(new DirEntry(KeySpace.nameAt(kv.key()), child, type, withAttrs ? t.attrs(child) : null));
+        }
+        String next = out.size() == limit ? out.get(out.size() - 1).name() : null;
+        return new DirPage(out, next);
+    }
+
+    StatFs statfs(NsTx t) {
+        return new StatFs(Bytes.readLe64(t.reader.get(KeySpace.STAT_INODES)), Bytes.readLe64(t.reader.get(KeySpace.STAT_BYTES)));
+    }
+
+    // ---- creation --------------------------------------------------------------------------
+
+    /** The parent of a new entry: a directory the caller may write and search, where the name is free. */
+    private InodeAttrs parentForCreate(NsTx t, Caller c, InodeId parent, String name, String what) {
+        Names.check(name);
+        InodeAttrs dir = t.requireDir(parent);
+        if (dir.nlink() == 0) {
+            throw new StrataException(Status.NOT_FOUND, what + ": directory " + parent + " was removed");
+        }
+        Permissions.check(c, dir, W | X, what);
+        return dir;
+    }
+
+    private int newGid(Caller c, InodeAttrs dir) {
+        return (dir.mode() & Permissions.SETGID) != 0 ? dir.gid() : c.gid();
+    }
+
+    InodeAttrs create(NsTx t, Caller c, InodeId parent, String name, int mode, boolean exclusive, InodeId newId) {
+        Names.checkMode(mode);
+        InodeAttrs dir = parentForCreate(t, c, parent, name, "create");
+        NsTx.Dentry existing = t.dentry(parent, name);
+        if (existing != null) {
+            if (exclusive) {
+                throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(name) + "\" exists in " + parent);
+            }
+            InodeAttrs a = t.requireInode(existing.child());
+            if (a.isDirectory()) {
+                throw new StrataException(Status.IS_A_DIRECTORY, "\"" + Names.printable(name) + "\" is a directory");
+            }
+            return a;
+        }
+        PolicyResolver.Effective eff = effectivePolicy(t, dir);
+        Policy p = eff.policy();
+        ChainTables.Table table = tables.latest(p.replicas()).orElseThrow(() -> new StrataException(Status.UNSUPPORTED,
+                "no chain table with " + p.replicas() + " replicas (configure [[meta.chain-tables]] or run a cluster manager)"));
+        Layout layout = ChainChooser.choose(newId, table, (int) p.chunkSize().bytes(), p.stripeWidth());
+        Map<String, String> fixed = new LinkedHashMap<>();
+        for (PolicyField f : PolicyField.values()) {
+            fixed.put(f.key(), f.get(p));
+        }
+        InodeAttrs a = new InodeAttrs(newId, InodeType.FILE, mode, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now,
+                null, "", "", layout, fixed, 0);
+        t.putInode(a);
+        t.putDentry(parent, name, newId, InodeType.FILE);
+        t.touchDir(parent);
+        t.countInodes(1);
+        return a;
+    }
+
+    InodeAttrs mkdir(NsTx t, Caller c, InodeId parent, String name, int mode, InodeId newId) {
+        Names.checkMode(mode);
+        InodeAttrs dir = parentForCreate(t, c, parent, name, "mkdir");
+        if (t.dentry(parent, name) != null) {
+            throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(name) + "\" exists in " + parent);
+        }
+        int m = (dir.mode() & Permissions.SETGID) != 0 ? mode | Permissions.SETGID : mode;
+        InodeAttrs a = new InodeAttrs(newId, InodeType.DIRECTORY, m, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now,
+                parent, name, "", null, Map.of(), 0);
+        t.putInode(a);
+        t.putDentry(parent, name, newId, InodeType.DIRECTORY);
+        t.touchDir(parent);
+        t.countInodes(1);
+        return a;
+    }
+
+    InodeAttrs symlink(NsTx t, Caller c, InodeId parent, String name, String target, InodeId newId) {
+        Names.checkSymlinkTarget(target);
+        InodeAttrs dir = parentForCreate(t, c, parent, name, "symlink");
+        if (t.dentry(parent, name) != null) {
+            throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(name) + "\" exists in " + parent);
+        }
+        InodeAttrs a = new InodeAttrs(newId, InodeType.SYMLINK, 0777, c.uid(), newGid(c, dir), 1,
+                target.getBytes(java.nio.charset.StandardCharsets.UTF_8).length, 1, t.now, t.now, t.now, null, "", target,
+                null, Map.of(), 0);
+        t.putInode(a);
+        t.putDentry(parent, name, newId, InodeType.SYMLINK);
+        t.touchDir(parent);
+        t.countInodes(1);
+        return a;
+    }
+
+    InodeAttrs link(NsTx t, Caller c, InodeId inode, InodeId newParent, String newName) {
+        InodeAttrs dir = parentForCreate(t, c, newParent, newName, "link");
+        InodeAttrs a = t.requireInode(inode);
+        if (a.isDirectory()) {
+            throw new StrataException(Status.NOT_PERMITTED, "link: " + inode + " is a directory");
+        }
+        if (a.nlink() == 0) {
+            throw new StrataException(Status.NOT_FOUND, "link: " + inode + " was unlinked");
+        }
+        if (a.nlink() >= MAX_LINKS) {
+            throw new StrataException(Status.TOO_MANY_LINKS, "link: " + inode + " has " + a.nlink() + " links");
+        }
+        if (t.dentry(newParent, newName) != null) {
+            throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(newName) + "\" exists in " + newParent);
+        }
+        InodeAttrs linked = a.withNlink(a.nlink() + 1, t.now);
+        t.putInode(linked);
+        t.putDentry(dir.id(), newName, inode, a.type());
+        t.touchDir(newParent);
+        return linked;
+    }
+
+    // ---- removal ---------------------------------------------------------------------------
+
+    void unlink(NsTx t, Caller c, InodeId parent, String name, long nowMillis) {
+        Names.check(name);
+        InodeAttrs dir = t.requireDir(parent);
+        Permissions.check(c, dir, W | X, "unlink");
+        NsTx.Dentry d = requireEntry(t, parent, name);
+        InodeAttrs victim = t.requireInode(d.child());
+        if (victim.isDirectory()) {
+            throw new StrataException(Status.IS_A_DIRECTORY, "unlink: \"" + Names.printable(name) + "\" is a directory (use rmdir)");
+        }
+        Permissions.checkSticky(c, dir, victim, "unlink");
+        t.clearDentry(parent, name);
+        t.touchDir(parent);
+        dropLink(t, victim, nowMillis);
+    }
+
+    void rmdir(NsTx t, Caller c, InodeId parent, String name) {
+        Names.check(name);
+        InodeAttrs dir = t.requireDir(parent);
+        Permissions.check(c, dir, W | X, "rmdir");
+        NsTx.Dentry d = requireEntry(t, parent, name);
+        InodeAttrs victim = t.requireInode(d.child());
+        if (!victim.isDirectory()) {
+            throw new StrataException(Status.NOT_A_DIRECTORY, "rmdir: \"" + Names.printable(name) + "\" is not a directory");
+        }
+        Permissions.checkSticky(c, dir, victim, "rmdir");
+        if (!t.isEmptyDir(victim.id())) {
+            throw new StrataException(Status.DIRECTORY_NOT_EMPTY, "rmdir: \"" + Names.printable(name) + "\" is not empty");
+        }
+        t.clearDentry(parent, name);
+        t.touchDir(parent);
+        t.deleteInode(victim.id());
+        t.countInodes(-1);
+    }
+
+    private static NsTx.Dentry requireEntry(NsTx t, InodeId parent, String name) {
+        NsTx.Dentry d = t.dentry(parent, name);
+        if (d == null) {
+            throw new StrataException(Status.NOT_FOUND, "no entry \"" + Names.printable(name) + "\" in " + parent);
+        }
+        return d;
+    }
+
+    /** One name of {@code victim} (not a directory) is gone: drop the inode when nothing uses it any more. */
+    private void dropLink(NsTx t, InodeAttrs victim, long nowMillis) {
+        long n = victim.nlink() - 1;
+        if (n > 0) {
+            t.putInode(victim.withNlink(n, t.now));
+        } else if (victim.isFile() && t.hasSessions(victim.id())) {
+            t.putInode(victim.withNlink(0, t.now)); // kept for its open sessions; the last close frees it
+        } else {
+            destroy(t, victim, nowMillis);
+        }
+    }
+
+    private void destroy(NsTx t, InodeAttrs victim, long nowMillis) {
+        t.deleteInode(victim.id());
+        t.countInodes(-1);
+        if (victim.isFile()) {
+            t.countBytes(-victim.length());
+            t.enqueueGc(victim, nowMillis);
+        }
+    }
+
+    void rename(NsTx t, Caller c, InodeId srcParent, String srcName, InodeId dstParent, String dstName, boolean noReplace,
+                long nowMillis) {
+        Names.check(srcName);
+        Names.check(dstName);
+        InodeAttrs sdir = t.requireDir(srcParent);
+        InodeAttrs ddir = srcParent.equals(dstParent) ? sdir : t.requireDir(dstParent);
+        Permissions.check(c, sdir, W | X, "rename");
+        Permissions.check(c, ddir, W | X, "rename");
+        if (ddir.nlink() == 0) {
+            throw new StrataException(Status.NOT_FOUND, "rename: directory " + dstParent + " was removed");
+        }
+        NsTx.Dentry sd = requireEntry(t, srcParent, srcName);
+        InodeAttrs src = t.requireInode(sd.child());
+        Permissions.checkSticky(c, sdir, src, "rename");
+        boolean moving = !srcParent.equals(dstParent);
+        if (src.isDirectory() && moving) {
+            Permissions.check(c, src, W, "rename (a moved directory's \"..\" changes)");
+            // refuse to move a directory under itself: walk up from the target directory
+            InodeAttrs cur = ddir;
+            for (int depth = 0; ; depth++) {
+                if (cur.id().equals(src.id())) {
+                    throw new StrataException(Status.INVALID_ARGUMENT, "rename: cannot move " + src.id() + " into its own subtree");
+                }
+                if (cur.id().equals(InodeId.ROOT) || cur.parent() == null || depth > MAX_DEPTH) {
+                    break;
+                }
+                cur = t.requireInode(cur.parent());
+            }
+        }
+        NsTx.Dentry dd = t.dentry(dstParent, dstName);
+        if (dd != null) {
+            if (noReplace) {
+                throw new StrataException(Status.ALREADY_EXISTS, "rename: \"" + Names.printable(dstName) + "\" exists in " + dstParent);
+            }
+            if (dd.child().equals(src.id())) {
+                return; // both names are the same file: POSIX says do nothing
+            }
+            InodeAttrs victim = t.requireInode(dd.child());
+            Permissions.checkSticky(c, ddir, victim, "rename");
+            if (src.isDirectory()) {
+                if (!victim.isDirectory()) {
+                    throw new StrataException(Status.NOT_A_DIRECTORY, "rename: cannot replace the non-directory \""
+                            + Names.printable(dstName) + "\" with a directory");
+                }
+                if (!t.isEmptyDir(victim.id())) {
+                    throw new StrataException(Status.DIRECTORY_NOT_EMPTY, "rename: \"" + Names.printable(dstName) + "\" is not empty");
+                }
+                t.deleteInode(victim.id());
+                t.countInodes(-1);
+            } else {
+                if (victim.isDirectory()) {
+                    throw new StrataException(Status.IS_A_DIRECTORY, "rename: cannot replace the directory \""
+                            + Names.printable(dstName) + "\" with a non-directory");
+                }
+                dropLink(t, victim, nowMillis);
+            }
+        }
+        t.clearDentry(srcParent, srcName);
+        t.putDentry(dstParent, dstName, src.id(), src.type());
+        if (src.isDirectory()) {
+            t.putInode(src.withParent(dstParent, dstName, t.now));
+        } else {
+            t.putInode(src.withNlink(src.nlink(), t.now)); // ctime
+        }
+        t.touchDir(srcParent);
+        if (moving) {
+            t.touchDir(dstParent);
+        }
+    }
+
+    // ---- attributes ------------------------------------------------------------------------
+
+    InodeAttrs setattr(NsTx t, Caller c, InodeId inode, SetAttr s) {
+        InodeAttrs a = t.requireInode(inode);
+        int mode = a.mode();
+        int uid = a.uid();
+        int gid = a.gid();
+        if (s.mode() != null) {
+            Names.checkMode(s.mode());
+            Permissions.requireOwner(c, a, "chmod");
+            mode = s.mode();
+            if (!c.isRoot() && !c.inGroup(gid)) {
+                mode &= ~Permissions.SETGID;
+            }
+        }
+        if (s.uid() != null && s.uid() != a.uid()) {
+            if (!c.isRoot()) {
+                throw new StrataException(Status.NOT_PERMITTED, "chown: only root may change the owner of " + inode);
+            }
+            uid = s.uid();
+        }
+        if (s.gid() != null && s.gid() != a.gid()) {
+            if (!c.isRoot() && (c.uid() != a.uid() || !c.inGroup(s.gid()))) {
+                throw new StrataException(Status.NOT_PERMITTED, "chgrp: " + c + " may not give " + inode + " to group " + s.gid());
+            }
+            gid = s.gid();
+        }
+        if ((s.uid() != null || s.gid() != null) && !c.isRoot() && !a.isDirectory()) {
+            mode &= ~(Permissions.SETUID | Permissions.SETGID); // as Linux does for a non-root chown
+        }
+        InodeAttrs out = a.withOwner(mode, uid, gid, t.now);
+        if (s.size() != null) {
+            if (a.isDirectory()) {
+                throw new StrataException(Status.IS_A_DIRECTORY, "truncate: " + inode + " is a directory");
+            }
+            if (!a.isFile()) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "truncate: " + inode + " is not a regular file");
+            }
+            if (s.size() < 0) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "truncate: negative size " + s.size());
+            }
+            Permissions.check(c, a, W, "truncate");
+            t.countBytes(s.size() - a.length());
+            out = out.withData(s.size(), t.now);
+        }
+        if (s.atimeNanos() != null || s.mtimeNanos() != null) {
+            boolean toNow = (s.atimeNanos() == null || s.atimeNanos() == SetAttr.NOW) && (s.mtimeNanos() == null || s.mtimeNanos() == SetAttr.NOW);
+            if (toNow) {
+                if (!c.isRoot() && c.uid() != a.uid() && !Permissions.allowed(c, a, W)) {
+                    throw new StrataException(Status.PERMISSION_DENIED, "utimes: " + c + " may not touch " + inode);
+                }
+            } else {
+                Permissions.requireOwner(c, a, "utimes");
+            }
+            long at = s.atimeNanos() == null ? out.atimeNanos() : s.atimeNanos() == SetAttr.NOW ? t.now : s.atimeNanos();
+            long mt = s.mtimeNanos() == null ? out.mtimeNanos() : s.mtimeNanos() == SetAttr.NOW ? t.now : s.mtimeNanos();
+            out = out.withTimes(at, mt, t.now);
+            if (a.isDirectory() && s.mtimeNanos() != null) {
+                t.tx.set(KeySpace.dirTime(inode), Bytes.le64(mt)); // an explicit time replaces the change-time key
+            }
+        }
+        t.putInode(out);
+        return out;
+    }
+
+    byte[] getxattr(NsTx t, Caller c, InodeId inode, String name) {
+        Names.checkChars(name, "attribute name");
+        InodeAttrs a = t.requireInode(inode);
+        Permissions.check(c, a, R, "getxattr");
+        byte[] v = t.reader.get(KeySpace.xattr(inode, name));
+        if (v == null) {
+            throw new StrataException(Status.NO_SUCH_ATTRIBUTE, "no attribute \"" + Names.printable(name) + "\" on " + inode);
+        }
+        return v;
+    }
+
+    void setxattr(NsTx t, Caller c, InodeId inode, String name, byte[] value, int flags) {
+        Names.checkChars(name, "attribute name");
+        if (value.length > Names.MAX_XATTR_VALUE) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "attribute value of " + value.length + " bytes exceeds " + Names.MAX_XATTR_VALUE);
+        }
+        if ((flags & ~(OpenFlags.XATTR_CREATE | OpenFlags.XATTR_REPLACE)) != 0 || flags == (OpenFlags.XATTR_CREATE | OpenFlags.XATTR_REPLACE)) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "bad setxattr flags " + flags);
+        }
+        InodeAttrs a = t.requireInode(inode);
+        Permissions.check(c, a, W, "setxattr");
+        byte[] k = KeySpace.xattr(inode, name);
+        boolean exists = t.reader.get(k) != null;
+        if (exists && (flags & OpenFlags.XATTR_CREATE) != 0) {
+            throw new StrataException(Status.ALREADY_EXISTS, "attribute \"" + Names.printable(name) + "\" exists on " + inode);
+        }
+        if (!exists && (flags & OpenFlags.XATTR_REPLACE) != 0) {
+            throw new StrataException(Status.NO_SUCH_ATTRIBUTE, "no attribute \"" + Names.printable(name) + "\" on " + inode);
+        }
+        t.tx.set(k, value);
+        t.putInode(a.withNlink(a.nlink(), t.now));
+    }
+
+    List<String> listxattr(NsTx t, Caller c, InodeId inode) {
+        InodeAttrs a = t.requireInode(inode);
+        Permissions.check(c, a, R, "listxattr");
+        byte[] p = KeySpace.under(KeySpace.XATTR, inode);
+        List<String> out = new ArrayList<>();
+        for (KeyValue kv : t.reader.getRange(p, Bytes.strinc(p), 0)) {
+            out.add(KeySpace.nameAt(kv.key()));
+        }
+        return out;
+    }
+
+    void removexattr(NsTx t, Caller c, InodeId inode, String name) {
+        Names.checkChars(name, "attribute name");
+        InodeAttrs a = t.requireInode(inode);
+        Permissions.check(c, a, W, "removexattr");
+        byte[] k = KeySpace.xattr(inode, name);
+        if (t.reader.get(k) == null) {
+            throw new StrataException(Status.NO_SUCH_ATTRIBUTE, "no attribute \"" + Names.printable(name) + "\" on " + inode);
+        }
+        t.tx.clear(k);
+        t.putInode(a.withNlink(a.nlink(), t.now));
+    }
+
+    // ---- sessions and file length ----------------------------------------------------------
+
+    OpenResult open(NsTx t, Caller c, InodeId inode, int flags, long clientId, long session) {
+        if (flags == 0 || (flags & ~OpenFlags.ALL) != 0 || ((flags & OpenFlags.TRUNCATE) != 0 && (flags & OpenFlags.WRITE) == 0)) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "bad open flags " + flags);
+        }
+        InodeAttrs a = t.requireInode(inode);
+        if (a.isDirectory() && (flags & OpenFlags.WRITE) != 0) {
+            throw new StrataException(Status.IS_A_DIRECTORY, "open for writing: " + inode + " is a directory");
+        }
+        if (!a.isFile()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "open: " + inode + " is not a regular file");
+        }
+        int want = ((flags & OpenFlags.READ) != 0 ? R : 0) | ((flags & OpenFlags.WRITE) != 0 ? W : 0);
+        Permissions.check(c, a, want, "open");
+        if ((flags & OpenFlags.TRUNCATE) != 0 && a.length() != 0) {
+            t.countBytes(-a.length());
+            a = a.withData(0, t.now);
+            t.putInode(a);
+        }
+        byte[] v = new byte[17];
+        Bytes.putLe64(v, 0, clientId);
+        v[8] = (byte) flags;
+        Bytes.putLe64(v, 9, t.now);
+        t.tx.set(KeySpace.session(inode, session), v);
+        return new OpenResult(session, a);
+    }
+
+    /** Close ({@code end}) or fsync: publish the session's writes; close also ends it and may free an unlinked file. */
+    InodeAttrs publish(NsTx t, InodeId inode, long session, long writtenLength, boolean wrote, boolean end, long nowMillis) {
+        byte[] sk = KeySpace.session(inode, session);
+        if (t.tx.get(sk) == null) {
+            throw new StrataException(Status.STALE_HANDLE, "no open session " + Long.toUnsignedString(session) + " on " + inode);
+        }
+        InodeAttrs a = t.requireInode(inode);
+        if (wrote) {
+            if (writtenLength < 0) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "negative written length " + writtenLength);
+            }
+            long len = Math.max(a.length(), writtenLength);
+            t.countBytes(len - a.length());
+            a = a.withData(len, t.now);
+            t.putInode(a);
+        }
+        if (end) {
+            t.tx.clear(sk);
+            if (a.nlink() == 0 && !t.hasSessions(inode)) {
+                destroy(t, a, nowMillis);
+            }
+        }
+        return a;
+    }
+
+    /** Ends every session of {@code clientId} (a client that died); returns how many. */
+    int pruneSessions(NsTx t, long clientId, long nowMillis, int max) {
+        byte[] p = KeySpace.SESSION.prefix();
+        int n = 0;
+        for (KeyValue kv : t.tx.getRange(p, Bytes.strinc(p), 0)) {
+            if (Bytes.readLe64(kv.value(), 0, 8) == clientId && n < max) {
+                InodeId inode = KeySpace.idAt(kv.key());
+                long session = java.nio.ByteBuffer.wrap(kv.key(), 12, 8).getLong();
+                publish(t, inode, session, -1, false, true, nowMillis);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    // ---- policies --------------------------------------------------------------------------
+
+    /** The effective policy of directory {@code dir}, resolved from the root down. */
+    PolicyResolver.Effective effectivePolicy(NsTx t, InodeAttrs dir) {
+        List<InodeAttrs> chain = new ArrayList<>();
+        InodeAttrs cur = dir;
+        for (int depth = 0; ; depth++) {
+            chain.add(cur);
+            if (cur.id().equals(InodeId.ROOT) || cur.parent() == null) {
+                break;
+            }
+            if (depth > MAX_DEPTH) {
+                throw new StrataException(Status.INTERNAL, "directory chain above " + dir.id() + " is deeper than " + MAX_DEPTH);
+            }
+            byte[] v = t.tx.snapshot().get(KeySpace.inode(cur.parent()));
+            if (v == null) {
+                throw new StrataException(Status.NOT_FOUND, "ancestor " + cur.parent() + " of " + dir.id() + " is gone");
+            }
+            cur = Codec.inodeFrom(v);
+        }
+        List<PolicyResolver.Level> levels = new ArrayList<>();
+        StringBuilder path = new StringBuilder();
+        for (int i = chain.size() - 1; i >= 0; i--) {
+            InodeAttrs d = chain.get(i);
+            if (i < chain.size() - 1) {
+                path.append('/').append(d.name());
+            }
+            levels.add(new PolicyResolver.Level(path.isEmpty() ? "/" : path.toString(), PolicyOverrides.fromMap(d.policy())));
+        }
+        return PolicyResolver.resolve(basePolicy, levels);
+    }
+
+    PolicyInfo policyGet(NsTx t, Caller c, InodeId dir) {
+        InodeAttrs d = t.requireDir(dir);
+        PolicyResolver.Effective eff = effectivePolicy(t, d);
+        return new PolicyInfo(pathOf(t, d), new TreeMap<>(d.policy()), eff.sources());
+    }
+
+    PolicyInfo policySet(NsTx t, Caller c, InodeId dir, List<String> assignments) {
+        InodeAttrs d = t.requireDir(dir);
+        Permissions.requireOwner(c, d, "policy set");
+        PolicyOverrides current = PolicyOverrides.fromMap(d.policy());
+        PolicyOverrides changed = current;
+        for (String a : assignments) {
+            int eq = a.indexOf('=');
+            if (eq <= 0) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "expected key=value, got \"" + a + "\"");
+            }
+            changed = changed.with(a.substring(0, eq).trim(), a.substring(eq + 1).trim());
+        }
+        InodeAttrs updated = d.withPolicy(changed.toMap(), t.now);
+        PolicyResolver.Effective eff = effectivePolicy(t, updated); // rejects a combination that does not fit
+        t.putInode(updated);
+        return new PolicyInfo(pathOf(t, updated), new TreeMap<>(updated.policy()), eff.sources());
+    }
+
+    /** The path of a directory, from the names its ancestors record. */
+    String pathOf(NsTx t, InodeAttrs dir) {
+        List<String> names = new ArrayList<>();
+        InodeAttrs cur = dir;
+        for (int depth = 0; !cur.id().equals(InodeId.ROOT) && cur.parent() != null && depth <= MAX_DEPTH; depth++) {
+            names.add(cur.name());
+            byte[] v = t.tx.snapshot().get(KeySpace.inode(cur.parent()));
+            if (v == null) {
+                break;
+            }
+            cur = Codec.inodeFrom(v);
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = names.size() - 1; i >= 0; i--) {
+            sb.append('/').append(names.get(i));
+        }
+        return sb.isEmpty() ? "/" : sb.toString();
+    }
+
+    static InodeAttrs newRoot(long now) {
+        return new InodeAttrs(InodeId.ROOT, InodeType.DIRECTORY, 0755, 0, 0, 1, 0, 1, now, now, now, InodeId.ROOT, "", "", null,
+                Map.of(), 0);
+    }
+
+    static boolean sameBytes(byte[] a, byte[] b) {
+        return Arrays.equals(a, b);
+    }
+}

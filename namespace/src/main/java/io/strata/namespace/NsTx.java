@@ -1,0 +1,164 @@
+package io.strata.namespace;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.strata.core.InodeId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.rpc.Wire;
+import io.strata.namespace.kv.Bytes;
+import io.strata.namespace.kv.KeyValue;
+import io.strata.namespace.kv.KvReader;
+import io.strata.namespace.kv.KvTransaction;
+import java.util.List;
+
+/**
+ * Typed access to the keyspace inside one transaction. Reads go through {@code reader}: the
+ * transaction itself (conflict-checked) for read-write operations, its snapshot view for
+ * read-only ones.
+ */
+final class NsTx {
+    final KvTransaction tx;
+    final KvReader reader;
+    final long now;
+
+    NsTx(KvTransaction tx, boolean readOnly, long now) {
+        this.tx = tx;
+        this.reader = readOnly ? tx.snapshot() : tx;
+        this.now = now;
+    }
+
+    record Dentry(InodeId child, InodeType type) {
+    }
+
+    InodeAttrs inode(InodeId id) {
+        byte[] v = reader.get(KeySpace.inode(id));
+        return v == null ? null : Codec.inodeFrom(v);
+    }
+
+    InodeAttrs requireInode(InodeId id) {
+        InodeAttrs a = inode(id);
+        if (a == null) {
+            throw new StrataException(Status.NOT_FOUND, "no inode " + id);
+        }
+        return a;
+    }
+
+    InodeAttrs requireDir(InodeId id) {
+        InodeAttrs a = requireInode(id);
+        if (!a.isDirectory()) {
+            throw new StrataException(Status.NOT_A_DIRECTORY, id + " is not a directory");
+        }
+        return a;
+    }
+
+    /** The inode with a directory's latest change time folded in (one range read, no conflicts). */
+    InodeAttrs attrs(InodeId id) {
+        byte[] k = KeySpace.inode(id);
+        List<KeyValue> kvs = tx.snapshot().getRange(k, Bytes.strinc(k), 2);
+        if (kvs.isEmpty() || kvs.get(0).key().length != 12) {
+            throw new StrataException(Status.NOT_FOUND, "no inode " + id);
+        }
+        InodeAttrs a = Codec.inodeFrom(kvs.get(0).value());
+        if (kvs.size() > 1) {
+            long t = Bytes.readLe64(kvs.get(1).value());
+            if (t > a.mtimeNanos() || t > a.ctimeNanos()) {
+                a = a.withTimes(a.atimeNanos(), Math.max(t, a.mtimeNanos()), Math.max(t, a.ctimeNanos()));
+            }
+        }
+        return a;
+    }
+
+    void putInode(InodeAttrs a) {
+        tx.set(KeySpace.inode(a.id()), Codec.inodeBytes(a));
+    }
+
+    /** Removes the inode record, its directory time and its extended attributes. */
+    void deleteInode(InodeId id) {
+        byte[] k = KeySpace.inode(id);
+        tx.clearRange(k, Bytes.strinc(k));
+        byte[] x = KeySpace.under(KeySpace.XATTR, id);
+        tx.clearRange(x, Bytes.strinc(x));
+    }
+
+    /** A directory's entries changed: its mtime/ctime move forward without conflicting with other changes. */
+    void touchDir(InodeId dir) {
+        tx.atomicMax(KeySpace.dirTime(dir), now);
+    }
+
+    Dentry dentry(InodeId parent, String name) {
+        byte[] v = reader.get(KeySpace.dentry(parent, name));
+        if (v == null) {
+            return null;
+        }
+        if (v.length != 9) {
+            throw new StrataException(Status.INTERNAL, "corrupt dentry " + parent + "/" + name);
+        }
+        return new Dentry(InodeId.of(Bytes.readLe64(v, 0, 8)), typeOf(v[8]));
+    }
+
+    void putDentry(InodeId parent, String name, InodeId child, InodeType type) {
+        byte[] v = new byte[9];
+        Bytes.putLe64(v, 0, child.value());
+        v[8] = (byte) type.wireTag();
+        tx.set(KeySpace.dentry(parent, name), v);
+    }
+
+    void clearDentry(InodeId parent, String name) {
+        tx.clear(KeySpace.dentry(parent, name));
+    }
+
+    static InodeType typeOf(byte tag) {
+        for (InodeType t : InodeType.values()) {
+            if (t.wireTag() == tag) {
+                return t;
+            }
+        }
+        throw new StrataException(Status.INTERNAL, "corrupt dentry type " + tag);
+    }
+
+    boolean isEmptyDir(InodeId dir) {
+        byte[] p = KeySpace.under(KeySpace.DENTRY, dir);
+        return reader.getRange(p, Bytes.strinc(p), 1).isEmpty();
+    }
+
+    boolean hasSessions(InodeId id) {
+        byte[] p = KeySpace.under(KeySpace.SESSION, id);
+        return !reader.getRange(p, Bytes.strinc(p), 1).isEmpty();
+    }
+
+    void countInodes(long delta) {
+        tx.atomicAdd(KeySpace.STAT_INODES, delta);
+    }
+
+    void countBytes(long delta) {
+        if (delta != 0) {
+            tx.atomicAdd(KeySpace.STAT_BYTES, delta);
+        }
+    }
+
+    /** Queues a deleted file's chunks for the collector. */
+    void enqueueGc(InodeAttrs file, long nowMillis) {
+        long chunks = Math.max(file.chunkHighWater(), file.layout().chunksFor(file.length()));
+        ByteBuf b = Unpooled.buffer(64);
+        try {
+            b.writeLong(nowMillis);
+            b.writeLong(chunks);
+            Codec.writeLayout(b, file.layout());
+            tx.set(KeySpace.gc(file.id()), ByteBufUtil.getBytes(b));
+        } finally {
+            b.release();
+        }
+    }
+
+    record GcEntry(InodeId inode, long enqueuedMillis, long chunks, Layout layout) {
+    }
+
+    static GcEntry gcEntry(KeyValue kv) {
+        ByteBuf b = Unpooled.wrappedBuffer(kv.value());
+        long t = Wire.readLong(b, "gc time");
+        long n = Wire.readLong(b, "gc chunks");
+        return new GcEntry(KeySpace.idAt(kv.key()), t, n, Codec.readLayout(b));
+    }
+}

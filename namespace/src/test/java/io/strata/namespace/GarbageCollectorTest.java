@@ -1,0 +1,108 @@
+package io.strata.namespace;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.strata.core.Status;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.junit.jupiter.api.Test;
+
+/** Unlinked files stay readable while open; afterwards the collector frees every chunk. Counted. */
+class GarbageCollectorTest extends MetaFixture {
+    private ChunkDir chunks;
+
+    @Override
+    ChunkReclaimer reclaimer() {
+        try {
+            chunks = new ChunkDir(tmp.resolve("chunks"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return chunks;
+    }
+
+    private InodeAttrs written(String name, long length) throws IOException {
+        InodeAttrs f = create(ROOT, name);
+        OpenResult w = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.WRITE, 1, req()));
+        chunks.writeLength(f, length);
+        return join(meta.closeAsync(Caller.ROOT, f.id(), w.sessionId(), length, true, req()));
+    }
+
+    @Test
+    void anUnlinkedOpenFileStaysReadableUntilItsLastClose() throws IOException {
+        InodeAttrs f = written("model.bin", 5L << 20); // 5 chunks of 1 MiB
+        InodeAttrs other = written("keep.bin", 2L << 20);
+        assertThat(chunks.count()).isEqualTo(7);
+        OpenResult reader = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ, 9, req()));
+        OpenResult reader2 = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ, 10, req()));
+        join(meta.unlinkAsync(Caller.ROOT, ROOT, "model.bin", req()));
+
+        InodeAttrs orphan = stat(f.id());
+        assertThat(orphan.nlink()).isZero();
+        assertThat(orphan.length()).isEqualTo(5L << 20);
+        assertThat(join(meta.collectGarbageAsync())).isZero();
+        assertThat(chunks.count(f.id())).as("chunks of an unlinked file still open").isEqualTo(5);
+
+        join(meta.closeAsync(Caller.ROOT, f.id(), reader.sessionId(), -1, false, req()));
+        assertThat(join(meta.collectGarbageAsync())).isZero();
+        assertThat(chunks.count(f.id())).isEqualTo(5);
+        join(meta.closeAsync(Caller.ROOT, f.id(), reader2.sessionId(), -1, false, req()));
+        assertFailsClean(Status.NOT_FOUND, () -> stat(f.id()));
+        assertThat(join(meta.collectGarbageAsync())).isEqualTo(1);
+        assertThat(chunks.count(f.id())).isZero();
+        assertThat(chunks.count()).as("the other file's chunks").isEqualTo(2);
+        Fsck.check(kv);
+    }
+
+    @Test
+    void nothingLeaksAcrossUnlinkRenameTruncateAndHardLinks() throws IOException {
+        written("a", 3L << 20);
+        InodeAttrs b = written("b", 1L << 20);
+        InodeAttrs c = written("c", 4L << 20);
+        written("d", 100);
+        long before = chunks.count();
+        assertThat(before).isEqualTo(3 + 1 + 4 + 1);
+        // truncate shrinks the length but the high-water mark keeps every chunk known
+        join(meta.setattrAsync(Caller.ROOT, c.id(), SetAttr.size(10), req()));
+        // a hard link keeps b alive after one name goes
+        join(meta.linkAsync(Caller.ROOT, b.id(), ROOT, "b2", req()));
+        join(meta.unlinkAsync(Caller.ROOT, ROOT, "b", req()));
+        join(meta.collectGarbageAsync());
+        assertThat(chunks.count(b.id())).isEqualTo(1);
+        // a rename over "d" frees d
+        join(meta.renameAsync(Caller.ROOT, ROOT, "a", ROOT, "d", false, req()));
+        for (String n : new String[] {"b2", "c", "d"}) {
+            join(meta.unlinkAsync(Caller.ROOT, ROOT, n, req()));
+        }
+        assertThat(join(meta.gcQueueLengthAsync())).isEqualTo(4);
+        assertThat(join(meta.collectGarbageAsync())).isEqualTo(4);
+        assertThat(chunks.count()).as("chunks left after every file is gone").isZero();
+        assertThat(join(meta.statfsAsync(Caller.ROOT))).isEqualTo(new StatFs(1, 0));
+        Fsck.check(kv);
+    }
+
+    @Test
+    void aFailedReclaimIsRetriedByTheNextPass() throws IOException {
+        written("f", 2L << 20);
+        join(meta.unlinkAsync(Caller.ROOT, ROOT, "f", req()));
+        chunks.failNext.set(1);
+        assertThat(join(meta.collectGarbageAsync())).isZero();
+        assertThat(chunks.count()).isEqualTo(2);
+        assertThat(join(meta.gcQueueLengthAsync())).isEqualTo(1);
+        assertThat(join(meta.collectGarbageAsync())).isEqualTo(1);
+        assertThat(chunks.count()).isZero();
+        assertThat(join(meta.gcQueueLengthAsync())).isZero();
+    }
+
+    @Test
+    void chunksACrashedWriterLeftPastTheLengthAreFoundToo() throws IOException {
+        InodeAttrs f = create(ROOT, "f");
+        join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.WRITE, 77, req()));
+        chunks.writeLength(f, 3L << 20); // the client dies before close: the length stays 0
+        join(meta.unlinkAsync(Caller.ROOT, ROOT, "f", req()));
+        assertThat(join(meta.pruneSessionsAsync(77))).isEqualTo(1);
+        assertThat(join(meta.collectGarbageAsync())).isEqualTo(1);
+        assertThat(chunks.count()).isZero();
+        Fsck.check(kv);
+    }
+}
