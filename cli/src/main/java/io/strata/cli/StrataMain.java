@@ -21,6 +21,8 @@ import picocli.CommandLine.Option;
                 PingCommand.class,
                 NodeCommand.class,
                 BenchCommand.class,
+                MgmtdDaemonCommand.class,
+                AdminCommand.class,
         })
 public final class StrataMain implements Runnable {
     @Option(names = {"-v", "--verbose"}, scope = CommandLine.ScopeType.INHERIT,
