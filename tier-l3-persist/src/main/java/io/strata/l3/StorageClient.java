@@ -1,0 +1,288 @@
+package io.strata.l3;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.TargetId;
+import io.strata.core.rpc.Payload;
+import io.strata.core.rpc.RpcClient;
+import io.strata.core.rpc.RpcOptions;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.Tier;
+import io.strata.core.tier.TierKind;
+import io.strata.l3.engine.Crc32c;
+import io.strata.l3.engine.RequestId;
+import io.strata.l3.engine.UpdateKind;
+import io.strata.l3.proto.ChunkRef;
+import io.strata.l3.proto.StorageMessage.ChunkStat;
+import io.strata.l3.proto.StorageMessage.ReadChunk;
+import io.strata.l3.proto.StorageMessage.ReadDone;
+import io.strata.l3.proto.StorageMessage.StatChunk;
+import io.strata.l3.proto.StorageMessage.WriteChunk;
+import io.strata.l3.proto.StorageMessage.WriteDone;
+import io.strata.placement.ChainInfo;
+import io.strata.placement.NodeInfo;
+import io.strata.placement.RoutingInfo;
+import io.strata.placement.RoutingSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
+
+/**
+ * The L3 tier as a client sees it: chunk reads and writes on CRAQ chains of storage nodes.
+ *
+ * <p>Writes go to the chain's head with a fresh request id; every retry (after a timeout, a lost
+ * connection, a node that is busy) reuses that id, so the chain applies the write once. Reads go
+ * to a serving replica chosen by the {@link ReadPolicy} and move on to the next replica when one
+ * fails or returns bytes that do not match their CRC32C. A {@code STALE_CHAIN_VERSION} (or an
+ * unknown chain or target) refreshes routing from the {@link RoutingSource} before the retry.
+ * Calls on different chains are independent and run in parallel. Every call gives up with the
+ * last error at {@link IoOptions#timeout()}.
+ *
+ * <p>Buffer ownership follows {@link Tier}: reads return an <b>owned</b> buffer; writes
+ * <b>borrow</b> {@code data} until their future completes.
+ */
+public final class StorageClient implements Tier {
+    private final NodeContext ctx;
+    private final RoutingSource routing;
+    private final RpcClient rpc;
+    private final StorageClientOptions options;
+    private final long clientId;
+    private final AtomicLong seq = new AtomicLong();
+    private final AtomicInteger roundRobin = new AtomicInteger();
+
+    /** A client with its own connections ({@code rpc} settings), routing by {@code routing}. */
+    public StorageClient(NodeContext ctx, RoutingSource routing, RpcOptions rpc, StorageClientOptions options) {
+        this.ctx = ctx;
+        this.routing = routing;
+        this.rpc = new RpcClient(ctx, StorageNode.PROTOCOL, rpc);
+        this.options = options;
+        this.clientId = ctx.random().nextLong() | 1L;
+    }
+
+    /** What a read returned: the committed version served, the chunk's length then, and the bytes (owned). */
+    public record ChunkRead(long version, long chunkLength, ByteBuf data) {
+    }
+
+    @Override
+    public TierKind kind() {
+        return TierKind.L3;
+    }
+
+    public RoutingSource routing() {
+        return routing;
+    }
+
+    // ---- writes ----
+
+    @Override
+    public CompletableFuture<Void> writeAsync(ChunkAddress chunk, long offset, ByteBuf data, IoOptions io) {
+        return updateAsync(chunk, UpdateKind.WRITE, offset, data.readableBytes(), data, io).thenApply(d -> null);
+    }
+
+    @Override
+    public CompletableFuture<Void> truncateAsync(ChunkAddress chunk, long length, IoOptions io) {
+        return updateAsync(chunk, UpdateKind.TRUNCATE, 0, length, Unpooled.EMPTY_BUFFER, io).thenApply(d -> null);
+    }
+
+    @Override
+    public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions io) {
+        return updateAsync(chunk, UpdateKind.REMOVE, 0, 0, Unpooled.EMPTY_BUFFER, io).thenApply(d -> null);
+    }
+
+    /**
+     * Applies one update and returns what the head reported: the committed version, the chunk's
+     * length and CRC32C after it. {@code data} is borrowed until the future completes.
+     */
+    public CompletableFuture<WriteDone> updateAsync(ChunkAddress chunk, UpdateKind kind, long offset, long length, ByteBuf data,
+                                                    IoOptions io) {
+        try {
+            if (kind == UpdateKind.WRITE) {
+                chunk.checkRange(offset, length);
+            } else if (length < 0 || length > chunk.chunkSize()) {
+                chunk.checkRange(0, length);
+            }
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        boolean hasData = kind == UpdateKind.WRITE || kind == UpdateKind.REPLACE;
+        int crc = hasData ? Crc32c.of(data) : 0;
+        RequestId id = new RequestId(clientId, seq.incrementAndGet());
+        return retry(io, "write " + chunk.id(), (attempt, budget) -> {
+            RoutingInfo r = routing.current();
+            ChainInfo c = r.chain(chunk.chain());
+            List<TargetId> path = r.writePath(c.id());
+            if (path.isEmpty()) {
+                throw new StrataException(Status.NOT_SERVING, c.id() + " has no writable target in routing v" + r.version());
+            }
+            NodeInfo head = r.nodeOf(path.get(0));
+            WriteChunk m = new WriteChunk(ChunkRef.of(chunk), c.version(), id, kind, offset, length, crc);
+            Payload p = hasData && data.isReadable() ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
+            return rpc.call(head.address(), m, p, budget).thenApply(resp -> {
+                try (resp) {
+                    return resp.message(WriteDone.class);
+                }
+            });
+        });
+    }
+
+    // ---- reads ----
+
+    @Override
+    public CompletableFuture<ByteBuf> readAsync(ChunkAddress chunk, long offset, int length, IoOptions io) {
+        return readChunkAsync(chunk, offset, length, io, Optional.empty()).thenApply(ChunkRead::data);
+    }
+
+    /**
+     * Reads with the version served; {@code replica}, when given, is tried first (tests and tools
+     * that want a particular replica), else the {@link ReadPolicy} picks. The result's buffer is owned.
+     */
+    public CompletableFuture<ChunkRead> readChunkAsync(ChunkAddress chunk, long offset, int length, IoOptions io,
+                                                       Optional<TargetId> replica) {
+        try {
+            chunk.checkRange(offset, length);
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        int start = roundRobin.getAndIncrement();
+        long pick = ctx.random().nextLong();
+        return retry(io, "read " + chunk.id(), (attempt, budget) -> {
+            RoutingInfo r = routing.current();
+            ChainInfo c = r.chain(chunk.chain());
+            List<TargetId> replicas = order(r, r.readable(c.id()), start, pick, replica);
+            if (replicas.isEmpty()) {
+                throw new StrataException(Status.NOT_SERVING, c.id() + " has no serving replica in routing v" + r.version());
+            }
+            TargetId t = replicas.get(attempt % replicas.size());
+            ReadChunk m = new ReadChunk(ChunkRef.of(chunk), c.version(), offset, length);
+            return rpc.call(r.nodeOf(t).address(), m, Payload.NONE, budget).thenApply(resp -> {
+                try (resp) {
+                    ReadDone d = resp.message(ReadDone.class);
+                    ByteBuf data = resp.takePayload();
+                    if (d.checked() && Crc32c.of(data) != d.crc32c()) {
+                        data.release();
+                        throw new StrataException(Status.CHECKSUM_MISMATCH, "read of chunk " + chunk.id() + " from " + t
+                                + " arrived damaged (CRC32C mismatch)");
+                    }
+                    return new ChunkRead(d.version(), d.chunkLength(), data);
+                }
+            });
+        });
+    }
+
+    /** The read order for one call: the policy's first choice, then the others in chain order. */
+    private List<TargetId> order(RoutingInfo r, List<TargetId> readable, int rr, long random, Optional<TargetId> forced) {
+        List<TargetId> out = new ArrayList<>(readable);
+        if (out.isEmpty()) {
+            return out;
+        }
+        int first = switch (options.readPolicy()) {
+            case ROUND_ROBIN -> Math.floorMod(rr, out.size());
+            case RANDOM -> (int) Math.floorMod(random, (long) out.size());
+            case PREFER_LOCAL -> {
+                int local = -1;
+                for (int i = 0; i < out.size() && options.localHost() != null; i++) {
+                    if (options.localHost().equals(r.nodeOf(out.get(i)).domain("host"))) {
+                        local = i;
+                        break;
+                    }
+                }
+                yield local >= 0 ? local : (int) Math.floorMod(random, (long) out.size());
+            }
+        };
+        if (forced.isPresent() && out.contains(forced.get())) {
+            first = out.indexOf(forced.get());
+        }
+        java.util.Collections.rotate(out, -first);
+        return out;
+    }
+
+    /** What one replica holds for the chunk (tests and tools). */
+    public CompletableFuture<ChunkStat> statAsync(ChunkAddress chunk, TargetId replica, Duration timeout) {
+        RoutingInfo r = routing.current();
+        ChainInfo c = r.chain(chunk.chain());
+        return rpc.call(r.nodeOf(replica).address(), new StatChunk(ChunkRef.of(chunk), c.version()), Payload.NONE, timeout)
+                .thenApply(resp -> {
+                    try (resp) {
+                        return resp.message(ChunkStat.class);
+                    }
+                });
+    }
+
+    // ---- retries ----
+
+    private static boolean routingError(Status s) {
+        return s == Status.STALE_CHAIN_VERSION || s == Status.NO_SUCH_CHAIN || s == Status.NO_SUCH_TARGET || s == Status.NOT_SERVING;
+    }
+
+    /** Errors a read survives by asking another replica. */
+    private static boolean replicaError(Status s) {
+        return s.retryable() || s == Status.CHUNK_CORRUPT || s == Status.CHECKSUM_MISMATCH || s == Status.IO_ERROR;
+    }
+
+    private <T> CompletableFuture<T> retry(IoOptions io, String what, BiFunction<Integer, Duration, CompletableFuture<T>> attempt) {
+        long deadline = System.nanoTime() + io.timeout().toNanos();
+        boolean read = what.startsWith("read");
+        CompletableFuture<T> result = new CompletableFuture<>();
+        new Object() {
+            int n;
+            long backoff = 5;
+
+            void run() {
+                long left = deadline - System.nanoTime();
+                Duration budget = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(left, options.attemptTimeout().toNanos())));
+                long routingVersion = routing.current().version();
+                CompletableFuture<T> f;
+                try {
+                    f = attempt.apply(n, budget);
+                } catch (Throwable t) {
+                    f = CompletableFuture.failedFuture(t);
+                }
+                f.whenComplete((v, err) -> {
+                    if (err == null) {
+                        result.complete(v);
+                        return;
+                    }
+                    StrataException se = StrataException.wrap(err);
+                    boolean again = read ? replicaError(se.status()) : se.retryable();
+                    if (!again || System.nanoTime() >= deadline) {
+                        result.completeExceptionally(se);
+                        return;
+                    }
+                    n++;
+                    CompletableFuture<?> before = CompletableFuture.completedFuture(null);
+                    if (routingError(se.status())) {
+                        before = routing.refreshAsync(routingVersion);
+                    }
+                    // a read tries the next replica at once; after a full round, and for writes, back off
+                    long delay = read && n % 3 != 0 ? 0 : backoff;
+                    if (!(read && n % 3 != 0)) {
+                        backoff = Math.min(200, backoff * 2);
+                    }
+                    before.whenComplete((x, e) -> {
+                        try {
+                            ctx.scheduler().schedule(this::run, delay, TimeUnit.MILLISECONDS);
+                        } catch (java.util.concurrent.RejectedExecutionException rejected) {
+                            result.completeExceptionally(se);
+                        }
+                    });
+                });
+            }
+        }.run();
+        return result;
+    }
+
+    @Override
+    public void close() {
+        rpc.close();
+    }
+}

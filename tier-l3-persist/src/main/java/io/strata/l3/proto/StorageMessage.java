@@ -1,0 +1,62 @@
+package io.strata.l3.proto;
+
+import io.strata.core.rpc.Message;
+import io.strata.l3.engine.RequestId;
+import io.strata.l3.engine.UpdateKind;
+
+/**
+ * The storage protocol (wire tags 100-199; docs/internals/craq.md). Every request names the
+ * chain version its sender routes by; a node whose version differs answers
+ * {@code STALE_CHAIN_VERSION} with its own version. Chunk bytes travel as the frame payload.
+ */
+public sealed interface StorageMessage extends Message {
+    /**
+     * Client to chain head: apply an update. Payload: the bytes for WRITE/REPLACE. {@code length}
+     * is the payload length, or the new chunk length for TRUNCATE; {@code crc32c} is the CRC32C
+     * of the payload (checked on every node).
+     */
+    record WriteChunk(ChunkRef chunk, long chainVersion, RequestId request, UpdateKind kind, long offset, long length,
+                      int crc32c) implements StorageMessage {
+    }
+
+    /** Head to client: the update is committed at the tail as {@code version}; the chunk's length and CRC32C after it. */
+    record WriteDone(long version, long length, int crc32c) implements StorageMessage {
+    }
+
+    /** Client to any serving replica: read {@code length} bytes at {@code offset}. */
+    record ReadChunk(ChunkRef chunk, long chainVersion, long offset, int length) implements StorageMessage {
+    }
+
+    /**
+     * Replica to client: the committed version served, the chunk's length in that version, and
+     * (when {@code checked}) the CRC32C of the payload, which holds the bytes read.
+     */
+    record ReadDone(long version, long chunkLength, boolean checked, int crc32c) implements StorageMessage {
+    }
+
+    /** Predecessor to successor: store version {@code version} (pending, or committed at the tail). Payload as in WriteChunk. */
+    record ForwardUpdate(ChunkRef chunk, long chainVersion, RequestId request, long version, UpdateKind kind, long offset,
+                         long length, int crc32c) implements StorageMessage {
+    }
+
+    /** Successor to predecessor: {@code version} is committed from here to the tail. */
+    record UpdateAcked(long version, long length, int crc32c) implements StorageMessage {
+    }
+
+    /** Replica with a dirty chunk to the tail: which version is committed? */
+    record QueryVersion(ChunkRef chunk, long chainVersion) implements StorageMessage {
+    }
+
+    /** Tail to replica: the committed version (0 when the chunk was never written). */
+    record VersionIs(long committedVersion) implements StorageMessage {
+    }
+
+    /** Anyone to a replica: what does this replica hold for the chunk? */
+    record StatChunk(ChunkRef chunk, long chainVersion) implements StorageMessage {
+    }
+
+    /** A replica's view of a chunk: committed and pending versions (0 when none), committed length and CRC32C. */
+    record ChunkStat(long committedVersion, long pendingVersion, long length, int crc32c, boolean removed)
+            implements StorageMessage {
+    }
+}

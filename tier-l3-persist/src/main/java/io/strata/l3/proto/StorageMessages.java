@@ -1,0 +1,106 @@
+package io.strata.l3.proto;
+
+import io.netty.buffer.ByteBuf;
+import io.strata.core.rpc.MessageType;
+import io.strata.core.rpc.Wire;
+import io.strata.l3.engine.RequestId;
+import io.strata.l3.engine.UpdateKind;
+import io.strata.l3.proto.StorageMessage.ChunkStat;
+import io.strata.l3.proto.StorageMessage.ForwardUpdate;
+import io.strata.l3.proto.StorageMessage.QueryVersion;
+import io.strata.l3.proto.StorageMessage.ReadChunk;
+import io.strata.l3.proto.StorageMessage.ReadDone;
+import io.strata.l3.proto.StorageMessage.StatChunk;
+import io.strata.l3.proto.StorageMessage.UpdateAcked;
+import io.strata.l3.proto.StorageMessage.VersionIs;
+import io.strata.l3.proto.StorageMessage.WriteChunk;
+import io.strata.l3.proto.StorageMessage.WriteDone;
+import java.util.List;
+
+/**
+ * Wire types of {@link StorageMessage} (tags 100-199). Integers are big-endian; a request id is
+ * two u64; an update kind is its u8 wire tag; a boolean one byte. Field ranges (offsets against
+ * the chunk size, ids) are checked by the node, which answers with a status, not by the decoder.
+ */
+public final class StorageMessages {
+    public static final MessageType<WriteChunk> WRITE_CHUNK = MessageType.of(100, WriteChunk.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.chainVersion());
+                writeRequest(out, m.request());
+                Wire.writeEnum(out, m.kind());
+                out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
+            },
+            in -> new WriteChunk(ChunkRef.decode(in), Wire.readLong(in, "chain version"), readRequest(in),
+                    Wire.readEnum(in, UpdateKind.class, "update kind"), Wire.readLong(in, "offset"), Wire.readLong(in, "length"),
+                    Wire.readInt(in, "crc32c")));
+    public static final MessageType<WriteDone> WRITE_DONE = MessageType.of(101, WriteDone.class,
+            (m, out) -> out.writeLong(m.version()).writeLong(m.length()).writeInt(m.crc32c()),
+            in -> new WriteDone(Wire.readLong(in, "version"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));
+    public static final MessageType<ReadChunk> READ_CHUNK = MessageType.of(102, ReadChunk.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.chainVersion()).writeLong(m.offset()).writeInt(m.length());
+            },
+            in -> new ReadChunk(ChunkRef.decode(in), Wire.readLong(in, "chain version"), Wire.readLong(in, "offset"),
+                    Wire.readInt(in, "length")));
+    public static final MessageType<ReadDone> READ_DONE = MessageType.of(103, ReadDone.class,
+            (m, out) -> {
+                out.writeLong(m.version()).writeLong(m.chunkLength());
+                Wire.writeBool(out, m.checked());
+                out.writeInt(m.crc32c());
+            },
+            in -> new ReadDone(Wire.readLong(in, "version"), Wire.readLong(in, "chunk length"), Wire.readBool(in, "checked"),
+                    Wire.readInt(in, "crc32c")));
+    public static final MessageType<ForwardUpdate> FORWARD_UPDATE = MessageType.of(104, ForwardUpdate.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.chainVersion());
+                writeRequest(out, m.request());
+                out.writeLong(m.version());
+                Wire.writeEnum(out, m.kind());
+                out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
+            },
+            in -> new ForwardUpdate(ChunkRef.decode(in), Wire.readLong(in, "chain version"), readRequest(in),
+                    Wire.readLong(in, "version"), Wire.readEnum(in, UpdateKind.class, "update kind"), Wire.readLong(in, "offset"),
+                    Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));
+    public static final MessageType<UpdateAcked> UPDATE_ACKED = MessageType.of(105, UpdateAcked.class,
+            (m, out) -> out.writeLong(m.version()).writeLong(m.length()).writeInt(m.crc32c()),
+            in -> new UpdateAcked(Wire.readLong(in, "version"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));
+    public static final MessageType<QueryVersion> QUERY_VERSION = MessageType.of(106, QueryVersion.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.chainVersion());
+            },
+            in -> new QueryVersion(ChunkRef.decode(in), Wire.readLong(in, "chain version")));
+    public static final MessageType<VersionIs> VERSION_IS = MessageType.of(107, VersionIs.class,
+            (m, out) -> out.writeLong(m.committedVersion()),
+            in -> new VersionIs(Wire.readLong(in, "committed version")));
+    public static final MessageType<StatChunk> STAT_CHUNK = MessageType.of(108, StatChunk.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.chainVersion());
+            },
+            in -> new StatChunk(ChunkRef.decode(in), Wire.readLong(in, "chain version")));
+    public static final MessageType<ChunkStat> CHUNK_STAT = MessageType.of(109, ChunkStat.class,
+            (m, out) -> {
+                out.writeLong(m.committedVersion()).writeLong(m.pendingVersion()).writeLong(m.length()).writeInt(m.crc32c());
+                Wire.writeBool(out, m.removed());
+            },
+            in -> new ChunkStat(Wire.readLong(in, "committed version"), Wire.readLong(in, "pending version"),
+                    Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"), Wire.readBool(in, "removed")));
+
+    public static final List<MessageType<?>> TYPES = List.of(WRITE_CHUNK, WRITE_DONE, READ_CHUNK, READ_DONE, FORWARD_UPDATE,
+            UPDATE_ACKED, QUERY_VERSION, VERSION_IS, STAT_CHUNK, CHUNK_STAT);
+
+    private StorageMessages() {
+    }
+
+    private static void writeRequest(ByteBuf out, RequestId r) {
+        out.writeLong(r.client()).writeLong(r.seq());
+    }
+
+    private static RequestId readRequest(ByteBuf in) {
+        return new RequestId(Wire.readLong(in, "request client"), Wire.readLong(in, "request seq"));
+    }
+}
