@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * Frees what deleted files leave behind. Each pass: for every entry of the GC queue older than
  * {@code delay}, asks the {@link ChunkReclaimer} to remove the file's chunks and, once it has,
  * removes the entry in its own transaction (a crash in between only repeats a harmless reclaim).
- * It also drops idempotency records older than {@code idempotencyTtl}. Any meta instance may
+ * It also drops idempotency records older than {@code idempotencyTtl}. Without a reclaimer (a
+ * meta service not wired to any data tier) queue entries are kept for a collector that has one. Any meta instance may
  * run it; two instances collecting the same entry both reclaim (idempotent) and one clear wins.
  *
  * <p>Metrics: {@code strata.meta.gc.files{result=reclaimed|failed}}.
@@ -47,6 +48,12 @@ final class GarbageCollector {
 
     /** One pass; returns how many files' chunks were freed. Runs on the caller's (worker) thread. */
     int runOnce() {
+        int freed = reclaimer == null ? 0 : reclaimQueued();
+        expireIdempotencyRecords();
+        return freed;
+    }
+
+    private int reclaimQueued() {
         int freed = 0;
         byte[] p = KeySpace.GC_QUEUE.prefix();
         byte[] from = p;
@@ -76,7 +83,6 @@ final class GarbageCollector {
             }
             from = Bytes.keyAfter(batch.get(batch.size() - 1).key());
         }
-        expireIdempotencyRecords();
         return freed;
     }
 

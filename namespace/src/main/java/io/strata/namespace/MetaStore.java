@@ -83,6 +83,10 @@ public final class MetaStore implements Meta, AutoCloseable {
     private final MeterRegistry meters;
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
 
+    /**
+     * @param reclaimer frees deleted files' chunks; null keeps them queued (no data tier wired:
+     *                  a later instance with a reclaimer frees them)
+     */
     public MetaStore(NodeContext ctx, KvStore store, ChainTables tables, ChunkReclaimer reclaimer, Options options) {
         this.ctx = ctx;
         this.store = store;

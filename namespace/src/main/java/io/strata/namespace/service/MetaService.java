@@ -1,0 +1,122 @@
+package io.strata.namespace.service;
+
+import io.strata.core.rpc.Reply;
+import io.strata.core.rpc.RpcServer;
+import io.strata.namespace.DirPage;
+import io.strata.namespace.Meta;
+import io.strata.namespace.PolicyInfo;
+import io.strata.namespace.service.MetaMessage.Attrs;
+import io.strata.namespace.service.MetaMessage.Done;
+import io.strata.namespace.service.MetaMessage.LinkTarget;
+import io.strata.namespace.service.MetaMessage.Listing;
+import io.strata.namespace.service.MetaMessage.Opened;
+import io.strata.namespace.service.MetaMessage.PolicyReply;
+import io.strata.namespace.service.MetaMessage.StatFsReply;
+import io.strata.namespace.service.MetaMessage.XattrNames;
+import io.strata.namespace.service.MetaMessage.XattrValue;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Serves {@link MetaMessage}s from a {@link Meta} (a {@link io.strata.namespace.MetaStore}).
+ * Stateless: every request is one namespace transaction, so any number of service instances may
+ * serve one FoundationDB cluster and a client may send any request to any of them. Handlers run
+ * on the event loop and only start the operation, which runs on the store's worker pool.
+ */
+public final class MetaService {
+    private MetaService() {
+    }
+
+    public static RpcServer.Builder register(RpcServer.Builder server, Meta meta) {
+        return server
+                .handle(MetaMessages.LOOKUP, r -> attrs(meta.lookupAsync(r.message().caller(), r.message().parent(), r.message().name())))
+                .handle(MetaMessages.GET_ATTR, r -> attrs(meta.getattrAsync(r.message().caller(), r.message().inode())))
+                .handle(MetaMessages.RESOLVE, r -> attrs(meta.resolveAsync(r.message().caller(), r.message().path())))
+                .handle(MetaMessages.SET_ATTRS, r -> {
+                    var m = r.message();
+                    return attrs(meta.setattrAsync(m.caller(), m.inode(), m.attrs(), m.req()));
+                })
+                .handle(MetaMessages.CREATE, r -> {
+                    var m = r.message();
+                    return attrs(meta.createAsync(m.caller(), m.parent(), m.name(), m.mode(), m.exclusive(), m.req()));
+                })
+                .handle(MetaMessages.MKDIR, r -> {
+                    var m = r.message();
+                    return attrs(meta.mkdirAsync(m.caller(), m.parent(), m.name(), m.mode(), m.req()));
+                })
+                .handle(MetaMessages.SYMLINK, r -> {
+                    var m = r.message();
+                    return attrs(meta.symlinkAsync(m.caller(), m.parent(), m.name(), m.target(), m.req()));
+                })
+                .handle(MetaMessages.READ_LINK, r -> meta.readlinkAsync(r.message().caller(), r.message().inode())
+                        .thenApply(t -> Reply.of(new LinkTarget(t))))
+                .handle(MetaMessages.LINK, r -> {
+                    var m = r.message();
+                    return attrs(meta.linkAsync(m.caller(), m.inode(), m.newParent(), m.newName(), m.req()));
+                })
+                .handle(MetaMessages.UNLINK, r -> {
+                    var m = r.message();
+                    return done(meta.unlinkAsync(m.caller(), m.parent(), m.name(), m.req()));
+                })
+                .handle(MetaMessages.RMDIR, r -> {
+                    var m = r.message();
+                    return done(meta.rmdirAsync(m.caller(), m.parent(), m.name(), m.req()));
+                })
+                .handle(MetaMessages.RENAME, r -> {
+                    var m = r.message();
+                    return done(meta.renameAsync(m.caller(), m.srcParent(), m.srcName(), m.dstParent(), m.dstName(), m.noReplace(), m.req()));
+                })
+                .handle(MetaMessages.READ_DIR, r -> {
+                    var m = r.message();
+                    return meta.readdirAsync(m.caller(), m.dir(), m.after().isEmpty() ? null : m.after(), m.limit(), m.withAttrs())
+                            .thenApply(MetaService::listing);
+                })
+                .handle(MetaMessages.OPEN, r -> {
+                    var m = r.message();
+                    return meta.openAsync(m.caller(), m.inode(), m.flags(), m.clientId(), m.req())
+                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs())));
+                })
+                .handle(MetaMessages.CLOSE, r -> {
+                    var m = r.message();
+                    return attrs(meta.closeAsync(m.caller(), m.inode(), m.session(), m.writtenLength(), m.wrote(), m.req()));
+                })
+                .handle(MetaMessages.FSYNC, r -> {
+                    var m = r.message();
+                    return attrs(meta.fsyncAsync(m.caller(), m.inode(), m.session(), m.writtenLength(), m.req()));
+                })
+                .handle(MetaMessages.STAT_FS, r -> meta.statfsAsync(r.message().caller())
+                        .thenApply(s -> Reply.of(new StatFsReply(s.inodes(), s.bytes()))))
+                .handle(MetaMessages.GET_XATTR, r -> meta.getxattrAsync(r.message().caller(), r.message().inode(), r.message().name())
+                        .thenApply(v -> Reply.of(new XattrValue(v))))
+                .handle(MetaMessages.SET_XATTR, r -> {
+                    var m = r.message();
+                    return done(meta.setxattrAsync(m.caller(), m.inode(), m.name(), m.value(), m.flags(), m.req()));
+                })
+                .handle(MetaMessages.LIST_XATTR, r -> meta.listxattrAsync(r.message().caller(), r.message().inode())
+                        .thenApply(n -> Reply.of(new XattrNames(n))))
+                .handle(MetaMessages.REMOVE_XATTR, r -> {
+                    var m = r.message();
+                    return done(meta.removexattrAsync(m.caller(), m.inode(), m.name(), m.req()));
+                })
+                .handle(MetaMessages.POLICY_GET, r -> policy(meta.policyGetAsync(r.message().caller(), r.message().dir())))
+                .handle(MetaMessages.POLICY_SET, r -> {
+                    var m = r.message();
+                    return policy(meta.policySetAsync(m.caller(), m.dir(), m.assignments(), m.req()));
+                });
+    }
+
+    private static CompletableFuture<Reply> attrs(CompletableFuture<io.strata.namespace.InodeAttrs> f) {
+        return f.thenApply(a -> Reply.of(new Attrs(a)));
+    }
+
+    private static CompletableFuture<Reply> done(CompletableFuture<Void> f) {
+        return f.thenApply(v -> Reply.of(new Done()));
+    }
+
+    private static CompletableFuture<Reply> policy(CompletableFuture<PolicyInfo> f) {
+        return f.thenApply(p -> Reply.of(new PolicyReply(p.path(), p.overrides(), p.effective())));
+    }
+
+    private static Reply listing(DirPage p) {
+        return Reply.of(new Listing(p.entries(), p.next() == null ? "" : p.next()));
+    }
+}
