@@ -23,6 +23,8 @@ import picocli.CommandLine.Option;
                 BenchCommand.class,
                 MgmtdDaemonCommand.class,
                 AdminCommand.class,
+                MetaCommand.class,
+                PolicyCommand.class,
         })
 public final class StrataMain implements Runnable {
     @Option(names = {"-v", "--verbose"}, scope = CommandLine.ScopeType.INHERIT,
