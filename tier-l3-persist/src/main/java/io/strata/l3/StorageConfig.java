@@ -40,10 +40,10 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
     }
 
     public static StorageConfig read(ConfigNode s, Path dataDir) {
-        NodeId node = NodeId.of((int) s.integer("node-id", 0L, 1L, Integer.MAX_VALUE));
         if (!s.has("node-id")) {
-            throw new ConfigException(s.path() + ".node-id", "is required (this node's id in [routing])");
+            throw new ConfigException(s.path().isEmpty() ? "node-id" : s.path() + ".node-id", "is required (this node's id in [routing])");
         }
+        NodeId node = NodeId.of((int) s.integer("node-id", 0L, 1L, Integer.MAX_VALUE));
         Duration forward = s.duration("forward-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofMinutes(10));
         EngineOptions d = EngineOptions.DEFAULTS;
         EngineOptions engine;
