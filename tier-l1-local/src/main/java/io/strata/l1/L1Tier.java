@@ -1,0 +1,559 @@
+package io.strata.l1;
+
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.util.IllegalReferenceCountException;
+import io.strata.core.InodeId;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.tier.CacheHints;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.Tier;
+import io.strata.core.tier.TierKind;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The L1 tier: a memory cache ({@link MemoryTier}, Caffeine) over an optional NVMe cache
+ * ({@link NvmeStore}, block files + LMDB) over the tier below, plus write-back of small writes
+ * ({@link WriteBack}). The client builds it per policy as {@code L1(L2(L3))} or {@code L1(L3)};
+ * it knows nothing of the tiers below but the {@link Tier} interface.
+ *
+ * <p><b>Blocks.</b> A chunk is cached in blocks of {@code block-size} bytes (at most the chunk
+ * size), keyed by (inode, {@link IoOptions#dataVersion()}, chunk, block): a file rewritten
+ * elsewhere has a new data version and never meets its old blocks. A block holds what the tier
+ * below returned for its range; a block shorter than the block size marks the end of the chunk.
+ * A read assembles the blocks it spans (zero-copy slices of memory blocks) and stops at the end.
+ *
+ * <p><b>Where a block comes from.</b> Memory, else NVMe (length and CRC32C checked; a damaged
+ * block is dropped, counted and fetched again), else the tier below. Concurrent misses of one
+ * block share one fetch. A block read from below enters memory (if Caffeine admits it) and is
+ * offered to NVMe (written in the background if the NVMe admission admits it), so NVMe holds a
+ * superset of what survived in memory and a restart finds it there.
+ *
+ * <p><b>Consistency.</b> {@link CacheHints#cacheData()} false (strict) bypasses both caches for
+ * data. Writes that are not absorbed go to the tier below; around each one the chunk's cached
+ * blocks under that data version are dropped (durably on NVMe before the write is sent) and
+ * {@link Epochs} keeps a fetch that overlapped it from caching stale bytes. Absorbed writes are
+ * laid over every read of their chunk until they are at the tier below (read-your-writes); a
+ * truncate, remove, strict or large write of a file with absorbed writes first flushes them, so
+ * the tier below sees one file's changes in the order they were made.
+ *
+ * <p>Buffer ownership follows {@link Tier}: reads return an <b>owned</b>, read-only buffer;
+ * writes <b>borrow</b> {@code data} until their future completes (absorbed writes are copied).
+ * Cache blocks come from an unpooled allocator: a block buffer is never recycled, so a reader
+ * racing an eviction sees a released buffer (and re-fetches), never another block's bytes. L1
+ * does not close the tier below: whoever built the stack does, after closing L1.
+ */
+public final class L1Tier implements Tier {
+    private static final Logger LOG = LoggerFactory.getLogger(L1Tier.class);
+
+    private final NodeContext ctx;
+    private final L1Config config;
+    private final Tier below;
+    private final L1Metrics metrics;
+    private final Epochs epochs = new Epochs();
+    private final MemoryTier memory;
+    private final NvmeStore nvme;
+    private final WriteBack writeBack;
+    private final ByteBufAllocator alloc = UnpooledByteBufAllocator.DEFAULT;
+    private final ConcurrentHashMap<BlockKey, CompletableFuture<ByteBuf>> inflight = new ConcurrentHashMap<>();
+    private final ScheduledFuture<?> sweeper;
+    private volatile boolean closed;
+
+    /** An L1 tier over {@code below}, with the resources of {@code config}; opens (or creates) the NVMe tier. */
+    public L1Tier(NodeContext ctx, L1Config config, Tier below) {
+        this(ctx, config, below, null);
+    }
+
+    /** As above, with the disk's free space reported by {@code freeSpace} (tests of the free-space floor). */
+    L1Tier(NodeContext ctx, L1Config config, Tier below, LongSupplier freeSpace) {
+        this.ctx = ctx;
+        this.config = config;
+        this.below = below;
+        this.metrics = new L1Metrics(ctx.meters(), config.name());
+        this.memory = new MemoryTier(config.memory().bytes(), ctx.clock(), this::removedFromMemory);
+        try {
+            this.nvme = config.nvme().map(n -> new NvmeStore(n, config.blockSize().toIntExact(), ctx, metrics, epochs,
+                    ctx.blocking(), freeSpace)).orElse(null);
+        } catch (RuntimeException e) {
+            metrics.close();
+            throw e;
+        }
+        this.writeBack = new WriteBack(ctx, config.writeBack(), metrics,
+                (chunk, offset, data, io) -> mutate(chunk, io, () -> below.writeAsync(chunk, offset, data, io)));
+        metrics.gauge("strata.l1.cached.bytes", "bytes held by the tier", memory, MemoryTier::weightedBytes, "tier", "memory");
+        metrics.gauge("strata.l1.cached.blocks", "blocks held by the tier", memory, MemoryTier::blocks, "tier", "memory");
+        if (nvme != null) {
+            metrics.gauge("strata.l1.cached.bytes", "bytes held by the tier", nvme, NvmeStore::usedBytes, "tier", "nvme");
+            metrics.gauge("strata.l1.cached.blocks", "blocks held by the tier", nvme, NvmeStore::blockCount, "tier", "nvme");
+            metrics.gauge("strata.l1.pinned.bytes", "NVMe bytes of pinned blocks", nvme, NvmeStore::pinnedBytes);
+        }
+        long every = config.sweepInterval().toNanos();
+        this.sweeper = ctx.scheduler().scheduleWithFixedDelay(this::sweepQuietly, every, every, TimeUnit.NANOSECONDS);
+    }
+
+    private void removedFromMemory(MemoryTier.Block b, RemovalCause cause) {
+        switch (cause) {
+            case SIZE -> metrics.eviction(L1Metrics.Tier.MEMORY, "size", 1);
+            case EXPIRED -> metrics.eviction(L1Metrics.Tier.MEMORY, "expired", 1);
+            default -> {
+            }
+        }
+    }
+
+    @Override
+    public TierKind kind() {
+        return TierKind.L1;
+    }
+
+    public L1Config config() {
+        return config;
+    }
+
+    /** The tier this one caches. */
+    public Tier below() {
+        return below;
+    }
+
+    private int blockSize(ChunkAddress chunk) {
+        return Math.min(config.blockSize().toIntExact(), chunk.chunkSize());
+    }
+
+    private static long ttlNanos(CacheHints h) {
+        return h.ttl().map(java.time.Duration::toNanos).orElse(0L);
+    }
+
+    // ---- reads ----
+
+    @Override
+    public CompletableFuture<ByteBuf> readAsync(ChunkAddress chunk, long offset, int length, IoOptions io) {
+        try {
+            checkOpen();
+            chunk.checkRange(offset, length);
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        long inode = chunk.id().inode().value();
+        if (!io.cache().cacheData()) {
+            metrics.bypass.increment();
+            return flushIfPending(inode).thenCompose(v -> below.readAsync(chunk, offset, length, io));
+        }
+        if (length == 0) {
+            return CompletableFuture.completedFuture(Unpooled.EMPTY_BUFFER);
+        }
+        // absorbed writes are captured before the blocks are read: one that lands meanwhile is in
+        // both, and laying a write over bytes that already hold it changes nothing
+        List<WriteBack.Pending> overlay = writeBack.pendingWrites(inode, chunk.id().index());
+        int b = blockSize(chunk);
+        int first = (int) (offset / b);
+        int last = (int) ((offset + length - 1) / b);
+        // blocks are fetched in parallel, but not past a cached block that ends the chunk
+        List<CompletableFuture<ByteBuf>> issued = new ArrayList<>(last - first + 1);
+        for (int i = first; i <= last; i++) {
+            CompletableFuture<ByteBuf> f = block(chunk, io, i, b);
+            issued.add(f);
+            if (f.isDone() && !f.isCompletedExceptionally() && f.join().readableBytes() < b) {
+                break;
+            }
+        }
+        @SuppressWarnings("unchecked")
+        CompletableFuture<ByteBuf>[] parts = issued.toArray(CompletableFuture[]::new);
+        return CompletableFuture.allOf(parts).handle((v, err) -> {
+            ByteBuf[] bufs = new ByteBuf[parts.length];
+            for (int i = 0; i < parts.length; i++) {
+                bufs[i] = parts[i].isCompletedExceptionally() ? null : parts[i].join();
+            }
+            try {
+                if (err != null) {
+                    throw StrataException.wrap(err);
+                }
+                ByteBuf base = assemble(bufs, first, b, offset, length);
+                return overlay.isEmpty() ? base : overlay(base, overlay, offset, length);
+            } finally {
+                for (ByteBuf x : bufs) {
+                    if (x != null) {
+                        x.release();
+                    }
+                }
+            }
+        });
+    }
+
+    /** Slices [offset, offset+length) out of consecutive blocks (borrowed), stopping at the chunk's end. Returns an owned buffer. */
+    private static ByteBuf assemble(ByteBuf[] blocks, int first, int b, long offset, int length) {
+        long end = offset + length;
+        long pos = offset;
+        List<ByteBuf> slices = new ArrayList<>(blocks.length);
+        for (int i = 0; i < blocks.length; i++) {
+            long start = (long) (first + i) * b;
+            ByteBuf blk = blocks[i];
+            int n = blk.readableBytes();
+            int from = (int) (pos - start);
+            int to = (int) Math.min(end - start, n);
+            if (to > from) {
+                slices.add(blk.retainedSlice(blk.readerIndex() + from, to - from));
+                pos = start + to;
+            }
+            if (n < b) {
+                break; // the chunk ends in this block
+            }
+        }
+        if (slices.isEmpty()) {
+            return Unpooled.EMPTY_BUFFER;
+        }
+        if (slices.size() == 1) {
+            return slices.get(0);
+        }
+        CompositeByteBuf c = Unpooled.compositeBuffer(slices.size());
+        c.addComponents(true, slices);
+        return c;
+    }
+
+    /**
+     * Lays absorbed writes over a read: {@code base} (owned, released here) holds what the tier
+     * below has for [offset, offset+length), shorter when the chunk ends. Returns an owned buffer.
+     */
+    private static ByteBuf overlay(ByteBuf base, List<WriteBack.Pending> writes, long offset, int length) {
+        try {
+            int baseN = base.readableBytes();
+            long end = offset + baseN;
+            if (baseN < length) {
+                for (WriteBack.Pending p : writes) {
+                    end = Math.max(end, Math.min(offset + length, p.end()));
+                }
+            } else {
+                end = offset + length;
+            }
+            int n = (int) (end - offset);
+            ByteBuf out = Unpooled.buffer(n, n);
+            out.writeBytes(base, base.readerIndex(), baseN);
+            out.writeZero(n - baseN);
+            for (WriteBack.Pending p : writes) {
+                long s = Math.max(offset, p.offset());
+                long e = Math.min(end, p.end());
+                if (e > s) {
+                    out.setBytes((int) (s - offset), p.data(), (int) (s - p.offset()), (int) (e - s));
+                }
+            }
+            return out.asReadOnly();
+        } finally {
+            base.release();
+        }
+    }
+
+    /** One block, with a reference for the caller (owned). */
+    private CompletableFuture<ByteBuf> block(ChunkAddress chunk, IoOptions io, int index, int b) {
+        BlockKey k = new BlockKey(chunk.id().inode().value(), io.dataVersion(), chunk.id().index(), index);
+        CacheHints h = io.cache();
+        ByteBuf m = memory.get(k);
+        if (m != null) {
+            metrics.hit(L1Metrics.Tier.MEMORY, m.readableBytes());
+            if (nvme != null) {
+                nvme.recordAccess(k, h.pin(), ttlNanos(h));
+            }
+            return CompletableFuture.completedFuture(m);
+        }
+        metrics.miss(L1Metrics.Tier.MEMORY);
+        CompletableFuture<ByteBuf> mine = new CompletableFuture<>();
+        CompletableFuture<ByteBuf> other = inflight.putIfAbsent(k, mine);
+        if (other != null) {
+            // another read is fetching this block: share its result, or start over if it is gone already
+            return other.thenCompose(buf -> {
+                try {
+                    return CompletableFuture.completedFuture(buf.retain());
+                } catch (IllegalReferenceCountException released) {
+                    return block(chunk, io, index, b);
+                }
+            });
+        }
+        load(k, chunk, io, b, mine);
+        return mine;
+    }
+
+    private record Fetched(ByteBuf data, L1Metrics.Tier tier) {
+    }
+
+    private void load(BlockKey k, ChunkAddress chunk, IoOptions io, int b, CompletableFuture<ByteBuf> mine) {
+        CacheHints h = io.cache();
+        long ttl = ttlNanos(h);
+        Epochs.Stamp stamp = epochs.stamp(k.inode(), k.chunk());
+        CompletableFuture<Fetched> src;
+        try {
+            NvmeStore.Entry e = nvme == null ? null : nvme.lookup(k, h.pin(), ttl);
+            if (e != null) {
+                src = nvme.read(e, alloc).thenCompose(buf -> {
+                    if (buf != null) {
+                        return CompletableFuture.completedFuture(new Fetched(buf, L1Metrics.Tier.NVME));
+                    }
+                    metrics.miss(L1Metrics.Tier.NVME);
+                    return fetchBelow(chunk, io, k.block(), b);
+                });
+            } else {
+                if (nvme != null) {
+                    metrics.miss(L1Metrics.Tier.NVME);
+                }
+                src = fetchBelow(chunk, io, k.block(), b);
+            }
+        } catch (RuntimeException ex) {
+            src = CompletableFuture.failedFuture(ex);
+        }
+        src.whenComplete((f, err) -> {
+            if (err != null) {
+                inflight.remove(k, mine);
+                mine.completeExceptionally(StrataException.wrap(err));
+                return;
+            }
+            ByteBuf blk = f.data().asReadOnly();
+            metrics.hit(f.tier(), blk.readableBytes());
+            if (!closed) {
+                epochs.ifCurrent(stamp, () -> memory.put(k, blk, ttl));
+                if (f.tier() == L1Metrics.Tier.BELOW && nvme != null && stamp.cacheable() && blk.isReadable()) {
+                    nvme.offer(k, blk, stamp, h.pin(), ttl);
+                }
+            }
+            mine.complete(blk);
+            inflight.remove(k, mine);
+        });
+    }
+
+    /** Fetches block {@code index} from the tier below into an exact-size unpooled buffer. */
+    private CompletableFuture<Fetched> fetchBelow(ChunkAddress chunk, IoOptions io, int index, int b) {
+        long start = (long) index * b;
+        CompletableFuture<ByteBuf> r;
+        try {
+            r = below.readAsync(chunk, start, b, io);
+        } catch (RuntimeException e) {
+            r = CompletableFuture.failedFuture(e);
+        }
+        return r.handle((buf, err) -> {
+            if (err != null) {
+                metrics.miss(L1Metrics.Tier.BELOW);
+                throw StrataException.wrap(err);
+            }
+            try {
+                int n = Math.min(b, buf.readableBytes());
+                ByteBuf copy = alloc.directBuffer(n, n);
+                copy.writeBytes(buf, buf.readerIndex(), n);
+                return new Fetched(copy, L1Metrics.Tier.BELOW);
+            } finally {
+                buf.release();
+            }
+        });
+    }
+
+    // ---- writes ----
+
+    @Override
+    public CompletableFuture<Void> writeAsync(ChunkAddress chunk, long offset, ByteBuf data, IoOptions io) {
+        int n = data.readableBytes();
+        try {
+            checkOpen();
+            chunk.checkRange(offset, n);
+            CacheHints h = io.cache();
+            if (h.writeBack() && n <= config.writeBack().smallWriteMax().bytes() && writeBack.absorb(chunk, offset, data, io)) {
+                return CompletableFuture.completedFuture(null);
+            }
+            if (!h.cacheData()) {
+                metrics.bypass.increment();
+            }
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return flushIfPending(chunk.id().inode().value()).thenCompose(v -> mutate(chunk, io, () -> below.writeAsync(chunk, offset, data, io)));
+    }
+
+    @Override
+    public CompletableFuture<Void> truncateAsync(ChunkAddress chunk, long length, IoOptions io) {
+        try {
+            checkOpen();
+            if (length < 0 || length > chunk.chunkSize()) {
+                chunk.checkRange(0, length);
+            }
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return flushIfPending(chunk.id().inode().value()).thenCompose(v -> mutate(chunk, io, () -> below.truncateAsync(chunk, length, io)));
+    }
+
+    @Override
+    public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions io) {
+        try {
+            checkOpen();
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return flushIfPending(chunk.id().inode().value()).thenCompose(v -> mutate(chunk, io, () -> below.removeAsync(chunk, io)));
+    }
+
+    /**
+     * Flushes the file's absorbed writes to the tier below, then asks the tier below to make the
+     * file durable ({@link Tier#flushAsync}). Fails if any write absorbed before the call could not
+     * be written (the writes are kept and retried by the next flush).
+     */
+    @Override
+    public CompletableFuture<Void> flushAsync(InodeId inode, IoOptions io) {
+        try {
+            checkOpen();
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return writeBack.flush(inode.value()).thenCompose(v -> below.flushAsync(inode, io));
+    }
+
+    private CompletableFuture<Void> flushIfPending(long inode) {
+        return writeBack.hasPending(inode) ? writeBack.flush(inode) : CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Runs a change of the chunk on the tier below: its cached blocks (under the change's data
+     * version) are dropped from memory and, durably, from NVMe first, and no fetch overlapping the
+     * change may cache what it read.
+     */
+    private CompletableFuture<Void> mutate(ChunkAddress chunk, IoOptions io, Supplier<CompletableFuture<Void>> change) {
+        long inode = chunk.id().inode().value();
+        int index = chunk.id().index();
+        int b = blockSize(chunk);
+        int n = chunk.chunkSize() / b;
+        List<BlockKey> keys = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            keys.add(new BlockKey(inode, io.dataVersion(), index, i));
+        }
+        List<List<NvmeStore.Entry>> removed = new ArrayList<>(1);
+        epochs.begin(inode, index, () -> {
+            for (BlockKey k : keys) {
+                memory.invalidate(k);
+            }
+            removed.add(nvme == null ? List.of() : nvme.remove(keys));
+        });
+        CompletableFuture<Void> r;
+        try {
+            r = (nvme == null ? CompletableFuture.<Void>completedFuture(null) : nvme.deleteAsync(removed.get(0), true))
+                    .thenCompose(v -> change.get());
+        } catch (RuntimeException e) {
+            r = CompletableFuture.failedFuture(e);
+        }
+        return r.whenComplete((v, e) -> epochs.end(inode, index));
+    }
+
+    // ---- stats and drop (strata cache stat|drop) ----
+
+    /** What the cache holds and has served since it opened. */
+    public L1Stats stats() {
+        return new L1Stats(memory.weightedBytes(), memory.blocks(), config.memory().bytes(),
+                nvme == null ? 0 : nvme.usedBytes(), nvme == null ? 0 : nvme.blockCount(),
+                config.nvme().map(n -> n.capacity().bytes()).orElse(0L), nvme == null ? 0 : nvme.pinnedBytes(),
+                (long) metrics.hits(L1Metrics.Tier.MEMORY), (long) metrics.hits(L1Metrics.Tier.NVME),
+                (long) metrics.hits(L1Metrics.Tier.BELOW), (long) totalCorruptions(),
+                writeBack.bufferedBytes(), writeBack.pendingWrites(), writeBack.pendingFiles(), writeBack.oldestAge());
+    }
+
+    private double totalCorruptions() {
+        double n = 0;
+        for (String kind : List.of("crc", "missing", "short", "io")) {
+            n += metrics.count("strata.l1.corruptions", "kind", kind);
+        }
+        return n;
+    }
+
+    /** What the cache holds of one file (all data versions). */
+    public FileStats stats(InodeId inode) {
+        long i = inode.value();
+        long[] m = memory.usage(k -> k.inode() == i);
+        long[] d = nvme == null ? new long[3] : nvme.usage(k -> k.inode() == i);
+        long[] p = writeBack.pending(i);
+        return new FileStats(inode, m[0], m[1], d[0], d[1], d[2], p[0], p[1]);
+    }
+
+    /**
+     * Empties the cache of one file: its absorbed writes are flushed first (a drop never loses a
+     * write; it fails if they cannot be flushed), then its blocks leave memory and NVMe.
+     */
+    public CompletableFuture<Void> dropAsync(InodeId inode) {
+        long i = inode.value();
+        return flushIfPending(i).thenCompose(v -> {
+            memory.removeIf(k -> k.inode() == i);
+            return nvme == null ? CompletableFuture.<Void>completedFuture(null) : nvme.deleteAsync(nvme.removeIf(k -> k.inode() == i), true);
+        });
+    }
+
+    /** Empties the whole cache, after flushing every absorbed write. */
+    public CompletableFuture<Void> dropAllAsync() {
+        return writeBack.flushAll().thenCompose(v -> {
+            memory.clear();
+            return nvme == null ? CompletableFuture.<Void>completedFuture(null) : nvme.deleteAsync(nvme.removeIf(k -> true), true);
+        });
+    }
+
+    /**
+     * Runs the periodic maintenance now: TTL expiry in memory and on NVMe, the free-space floor,
+     * and an index flush. Completes when done (it also runs every {@code sweep-interval}).
+     */
+    public CompletableFuture<Void> sweepAsync() {
+        memory.cleanUp();
+        return nvme == null ? CompletableFuture.completedFuture(null) : nvme.sweep();
+    }
+
+    private void sweepQuietly() {
+        try {
+            sweepAsync();
+        } catch (RuntimeException e) {
+            LOG.warn("L1: maintenance failed: {}", e.toString());
+        }
+    }
+
+    // package-private views for tests
+    NvmeStore nvme() {
+        return nvme;
+    }
+
+    L1Metrics metrics() {
+        return metrics;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new StrataException(Status.SHUTTING_DOWN, "L1 cache " + config.name() + " is closed");
+        }
+    }
+
+    /**
+     * Flushes every absorbed write to the tier below (waiting up to {@code close-timeout}), then
+     * closes the caches; the NVMe tier keeps its blocks for the next open. Throws, after closing,
+     * if absorbed writes could not be flushed (they are lost, and the exception names the files).
+     * Does not close the tier below.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        sweeper.cancel(false);
+        List<String> lost = writeBack.close();
+        if (nvme != null) {
+            nvme.close();
+        }
+        memory.clear();
+        metrics.close();
+        if (!lost.isEmpty()) {
+            LOG.error("L1 {}: absorbed writes lost at close: {}", config.name(), lost);
+            throw new StrataException(Status.IO_ERROR, "L1 " + config.name() + " closed with unflushed writes (lost): "
+                    + String.join("; ", lost));
+        }
+    }
+}

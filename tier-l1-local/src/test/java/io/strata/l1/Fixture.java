@@ -1,0 +1,80 @@
+package io.strata.l1;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.strata.core.ChainId;
+import io.strata.core.ChunkId;
+import io.strata.core.DataSize;
+import io.strata.core.tier.CacheHints;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.QosClass;
+import io.strata.core.tier.Tier;
+import io.strata.core.util.Futures;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Random;
+
+/** Small helpers shared by L1's tests. */
+final class Fixture {
+    static final Duration T = Duration.ofSeconds(30);
+
+    private Fixture() {
+    }
+
+    static ChunkAddress chunk(long inode, int index, int chunkSize) {
+        return new ChunkAddress(ChunkId.of(inode, index), ChainId.of(1), chunkSize);
+    }
+
+    static IoOptions io(long dataVersion) {
+        return new IoOptions(dataVersion, QosClass.INTERACTIVE, T, CacheHints.DEFAULT);
+    }
+
+    static IoOptions io(long dataVersion, CacheHints hints) {
+        return new IoOptions(dataVersion, QosClass.INTERACTIVE, T, hints);
+    }
+
+    static CacheHints writeBack(Duration maxAge, long maxBytes) {
+        return new CacheHints(true, true, maxAge, maxBytes, false, Optional.empty());
+    }
+
+    static CacheHints pinned(boolean pin, Optional<Duration> ttl) {
+        return new CacheHints(true, false, Duration.ofSeconds(5), 4L << 20, pin, ttl);
+    }
+
+    /** A config with small blocks: memory only when {@code nvmeDir} is null. */
+    static L1Config config(String name, DataSize memory, DataSize block, Path nvmeDir, DataSize nvmeCapacity) {
+        L1Config c = L1Config.memoryOnly(memory).withName(name).withBlockSize(block).withSweepInterval(Duration.ofHours(1));
+        if (nvmeDir != null) {
+            c = c.withNvme(L1Config.Nvme.at(nvmeDir, nvmeCapacity).withMinFree(DataSize.ZERO));
+        }
+        return c;
+    }
+
+    static byte[] read(Tier t, ChunkAddress c, long offset, int length, IoOptions io) {
+        ByteBuf b = Futures.join(t.readAsync(c, offset, length, io), T);
+        try {
+            byte[] out = new byte[b.readableBytes()];
+            b.getBytes(b.readerIndex(), out);
+            return out;
+        } finally {
+            b.release();
+        }
+    }
+
+    static void write(Tier t, ChunkAddress c, long offset, byte[] data, IoOptions io) {
+        ByteBuf b = Unpooled.wrappedBuffer(data);
+        try {
+            Futures.join(t.writeAsync(c, offset, b, io), T);
+        } finally {
+            b.release();
+        }
+    }
+
+    static byte[] bytes(long seed, int n) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+}

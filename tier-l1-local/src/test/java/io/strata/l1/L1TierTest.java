@@ -1,0 +1,258 @@
+package io.strata.l1;
+
+import static io.strata.l1.Fixture.bytes;
+import static io.strata.l1.Fixture.chunk;
+import static io.strata.l1.Fixture.io;
+import static io.strata.l1.Fixture.read;
+import static io.strata.l1.Fixture.write;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.strata.core.DataSize;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.tier.CacheHints;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.Tier;
+import io.strata.core.tier.TierKind;
+import io.strata.core.util.Futures;
+import io.strata.testing.TestNodes;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The read and write-through paths over memory and NVMe: hits, chunk ends, data versions, invalidation, strict bypass. */
+class L1TierTest {
+    static final int CHUNK = 64 * 1024;
+    static final DataSize BLOCK = DataSize.ofKiB(4);
+
+    @TempDir
+    Path dir;
+    NodeContext ctx;
+    FileTier below;
+    L1Tier l1;
+
+    @BeforeEach
+    void open() {
+        ctx = TestNodes.context("l1", 1);
+        below = new FileTier(dir.resolve("below"), false);
+        l1 = new L1Tier(ctx, Fixture.config("t", DataSize.ofMiB(4), BLOCK, dir.resolve("nvme"), DataSize.ofMiB(8)), below);
+    }
+
+    @AfterEach
+    void close() {
+        l1.close();
+        below.close();
+        ctx.close();
+    }
+
+    @Test
+    void secondReadIsServedByL1() {
+        ChunkAddress c = chunk(7, 0, CHUNK);
+        byte[] data = bytes(1, 20_000);
+        write(below, c, 0, data, io(1));
+        assertThat(read(l1, c, 100, 10_000, io(1))).isEqualTo(Arrays.copyOfRange(data, 100, 10_100));
+        int fetched = below.reads.get();
+        assertThat(fetched).isEqualTo(3); // blocks 0..2
+        assertThat(read(l1, c, 0, 20_000, io(1))).isEqualTo(data);
+        // blocks 0..2 hit memory; 3 and 4 were fetched (4 is short: the chunk ends there)
+        assertThat(below.reads.get()).isEqualTo(fetched + 2);
+        assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+        assertThat(below.reads.get()).isEqualTo(fetched + 2);
+        L1Stats s = l1.stats();
+        assertThat(s.memoryHits()).isGreaterThanOrEqualTo(8);
+        assertThat(s.belowReads()).isEqualTo(5);
+    }
+
+    @Test
+    void readsStopAtTheChunksEndAndMissingChunksReadEmpty() {
+        ChunkAddress c = chunk(7, 1, CHUNK);
+        byte[] data = bytes(2, 8192); // exactly two blocks: the third is empty
+        write(below, c, 0, data, io(1));
+        assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+        assertThat(read(l1, c, 8192, 100, io(1))).isEmpty();
+        assertThat(read(l1, c, 9000, 100, io(1))).isEmpty();
+        assertThat(read(l1, c, 8000, 1000, io(1))).isEqualTo(Arrays.copyOfRange(data, 8000, 8192));
+        assertThat(read(l1, chunk(8, 0, CHUNK), 0, 4096, io(1))).isEmpty();
+        assertThat(read(l1, c, 0, 0, io(1))).isEmpty();
+    }
+
+    @Test
+    void aNewDataVersionNeverSeesOldBlocks() {
+        ChunkAddress c = chunk(9, 0, CHUNK);
+        byte[] v1 = bytes(3, 5000);
+        byte[] v2 = bytes(4, 7000);
+        write(below, c, 0, v1, io(1));
+        assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(v1);
+        write(below, c, 0, v2, io(2)); // another client rewrote the file: its data version is now 2
+        assertThat(read(l1, c, 0, CHUNK, io(2))).isEqualTo(v2);
+        // a handle still open at version 1 may keep its cached view (close-to-open), never a mix
+        byte[] old = read(l1, c, 0, 4096, io(1));
+        assertThat(old).isEqualTo(Arrays.copyOf(v1, 4096));
+    }
+
+    @Test
+    void writesGoThroughAndInvalidateTheChunk() {
+        ChunkAddress c = chunk(10, 0, CHUNK);
+        byte[] data = bytes(5, 6000);
+        write(below, c, 0, data, io(1));
+        assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+        Futures.join(l1.nvme().barrier());
+        assertThat(l1.nvme().blockCount()).isEqualTo(2);
+        // extend the chunk beyond its cached end block: the short block 1 must not survive
+        byte[] tail = bytes(6, 100);
+        write(l1, c, 9000, tail, io(1));
+        byte[] expect = Arrays.copyOf(data, 9100);
+        System.arraycopy(tail, 0, expect, 9000, 100);
+        assertThat(below.content(c.id())).isEqualTo(expect);
+        assertThat(l1.nvme().blockCount()).isZero(); // dropped durably before the write went below
+        assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(expect);
+        Futures.join(l1.truncateAsync(c, 50, io(1)), Fixture.T);
+        assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(Arrays.copyOf(data, 50));
+        Futures.join(l1.removeAsync(c, io(1)), Fixture.T);
+        assertThat(read(l1, c, 0, CHUNK, io(1))).isEmpty();
+    }
+
+    @Test
+    void strictFilesBypassTheCache() {
+        ChunkAddress c = chunk(11, 0, CHUNK);
+        IoOptions strict = io(1, CacheHints.BYPASS);
+        write(l1, c, 0, bytes(7, 9000), strict);
+        int before = below.reads.get();
+        for (int i = 0; i < 3; i++) {
+            assertThat(read(l1, c, 0, 9000, strict)).isEqualTo(bytes(7, 9000));
+        }
+        assertThat(below.reads.get()).isEqualTo(before + 3);
+        assertThat(l1.stats(io.strata.core.InodeId.of(11)).memoryBlocks()).isZero();
+        assertThat(ctx.meters().get("strata.l1.bypass").counter().count()).isEqualTo(4);
+    }
+
+    @Test
+    void badRangesAreRefusedAndWriteNothing() {
+        ChunkAddress c = chunk(12, 0, CHUNK);
+        ByteBuf b = Unpooled.wrappedBuffer(new byte[100]);
+        try {
+            assertThatThrownBy(() -> Futures.join(l1.writeAsync(c, CHUNK - 50, b, io(1)), Fixture.T))
+                    .isInstanceOf(StrataException.class).extracting(e -> ((StrataException) e).status()).isEqualTo(Status.OFFSET_OUT_OF_RANGE);
+            assertThatThrownBy(() -> Futures.join(l1.writeAsync(c, CHUNK - 50, b, io(1, Fixture.writeBack(java.time.Duration.ofSeconds(5), 1 << 20))), Fixture.T))
+                    .isInstanceOf(StrataException.class);
+        } finally {
+            b.release();
+        }
+        assertThatThrownBy(() -> Futures.join(l1.readAsync(c, -1, 10, io(1)), Fixture.T)).isInstanceOf(StrataException.class);
+        assertThat(below.writes.get()).isZero();
+        assertThat(l1.stats().unflushedBytes()).isZero();
+    }
+
+    @Test
+    void concurrentMissesOfOneBlockShareOneFetch() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        AtomicInteger fetches = new AtomicInteger();
+        Tier gated = new Gated(below, gate, fetches, ctx.blocking());
+        try (L1Tier l = new L1Tier(ctx, Fixture.config("g", DataSize.ofMiB(4), BLOCK, null, null), gated)) {
+            ChunkAddress c = chunk(13, 0, CHUNK);
+            byte[] data = bytes(8, 4096);
+            write(below, c, 0, data, io(1));
+            List<CompletableFuture<ByteBuf>> reads = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                reads.add(l.readAsync(c, i * 100, 100, io(1)));
+            }
+            gate.countDown();
+            for (int i = 0; i < 16; i++) {
+                ByteBuf b = Futures.join(reads.get(i), Fixture.T);
+                byte[] got = new byte[b.readableBytes()];
+                b.getBytes(b.readerIndex(), got);
+                b.release();
+                assertThat(got).isEqualTo(Arrays.copyOfRange(data, i * 100, i * 100 + 100));
+            }
+            assertThat(fetches.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void readsAreReadOnlyViewsThatSurviveEviction() {
+        ChunkAddress c = chunk(14, 0, CHUNK);
+        write(below, c, 0, bytes(9, 4096), io(1));
+        ByteBuf held = Futures.join(l1.readAsync(c, 0, 4096, io(1)), Fixture.T);
+        try {
+            assertThat(held.isReadOnly()).isTrue();
+            Futures.join(l1.dropAllAsync(), Fixture.T);
+            byte[] got = new byte[4096];
+            held.getBytes(held.readerIndex(), got);
+            assertThat(got).isEqualTo(bytes(9, 4096));
+        } finally {
+            held.release();
+        }
+        assertThat(l1.stats().memoryBlocks()).isZero();
+    }
+
+    @Test
+    void closedTierRefusesWork() {
+        l1.close();
+        assertThatThrownBy(() -> Futures.join(l1.readAsync(chunk(1, 0, CHUNK), 0, 1, io(1)), Fixture.T))
+                .isInstanceOf(StrataException.class).extracting(e -> ((StrataException) e).status()).isEqualTo(Status.SHUTTING_DOWN);
+    }
+
+    /** A tier whose reads wait for a gate (to line up concurrent misses). */
+    static final class Gated implements Tier {
+        private final Tier inner;
+        private final CountDownLatch gate;
+        private final AtomicInteger reads;
+        private final java.util.concurrent.Executor executor;
+
+        Gated(Tier inner, CountDownLatch gate, AtomicInteger reads, java.util.concurrent.Executor executor) {
+            this.inner = inner;
+            this.gate = gate;
+            this.reads = reads;
+            this.executor = executor;
+        }
+
+        @Override
+        public TierKind kind() {
+            return inner.kind();
+        }
+
+        @Override
+        public CompletableFuture<ByteBuf> readAsync(ChunkAddress chunk, long offset, int length, IoOptions options) {
+            reads.incrementAndGet();
+            return CompletableFuture.runAsync(() -> {
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, executor).thenCompose(v -> inner.readAsync(chunk, offset, length, options));
+        }
+
+        @Override
+        public CompletableFuture<Void> writeAsync(ChunkAddress chunk, long offset, ByteBuf data, IoOptions options) {
+            return inner.writeAsync(chunk, offset, data, options);
+        }
+
+        @Override
+        public CompletableFuture<Void> truncateAsync(ChunkAddress chunk, long length, IoOptions options) {
+            return inner.truncateAsync(chunk, length, options);
+        }
+
+        @Override
+        public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options) {
+            return inner.removeAsync(chunk, options);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
