@@ -25,7 +25,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
@@ -49,8 +48,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The NVMe tier: one file per block under {@code blocks/<shard>/}, an LMDB index under
  * {@code index/} (key: {@link BlockKey}, value: length, CRC32C, pin, TTL), and an in-memory copy
- * of the index that serves lookups (an access-ordered map for eviction, a separate map for
- * pinned blocks, a {@link FrequencySketch} for admission).
+ * of the index that serves lookups: a segmented LRU (blocks enter a probation segment and move to
+ * a protected segment, at most 80% of the capacity, when read again), a separate set of pinned
+ * blocks, and a {@link FrequencySketch} for admission.
  *
  * <p><b>Crash safety.</b> A block file is written under a temporary name, fdatasync'ed (when
  * {@code fsync}), renamed into place and only then put in the index; an entry is deleted from the
@@ -64,10 +64,11 @@ import org.slf4j.LoggerFactory;
  * after a power loss). An index LMDB cannot open is wiped: it is a cache.
  *
  * <p><b>Admission.</b> While there is room (capacity, and the disk's free space above
- * {@code min-free}) every offered block is written. When there is not, the candidate must be more
- * popular (frequency sketch, fed by every access to L1, memory hits included) than each
- * least-recently-used block it would evict, else it is refused: a one-time scan cannot push out
- * blocks that are read again and again. Pinned blocks are never evicted for room (only TTL,
+ * {@code min-free}) every offered block is written. When there is not, victims are taken from the
+ * cold end of probation first, then of the protected segment, and the candidate must be more
+ * popular (frequency sketch, fed by every access to L1, memory hits included) than each victim,
+ * else it is refused: a one-time scan only ever competes with other blocks read once, and cannot
+ * push out blocks that are read again and again (even once the sketch has aged). Pinned blocks are never evicted for room (only TTL,
  * invalidation and drop remove them) and skip the popularity test.
  *
  * <p><b>Threads.</b> All index writes, block file writes and unlinks run on one writer thread
@@ -90,7 +91,11 @@ final class NvmeStore implements AutoCloseable {
     private static final int VALUE_BYTES = 4 + 4 + 1 + 8;
     private static final int BATCH = 64;
 
-    /** One indexed block. {@code pinned}, {@code ttlNanos} and {@code lastAccess} change under the index lock. */
+    private static final int PROBATION = 0;
+    private static final int PROTECTED = 1;
+    private static final int PINNED = 2;
+
+    /** One indexed block. {@code pinned}, {@code ttlNanos}, {@code lastAccess} and {@code segment} change under the index lock. */
     static final class Entry {
         final BlockKey key;
         final int length;
@@ -98,6 +103,7 @@ final class NvmeStore implements AutoCloseable {
         boolean pinned;
         long ttlNanos;
         long lastAccess;
+        int segment;
 
         Entry(BlockKey key, int length, int crc, boolean pinned, long ttlNanos, long lastAccess) {
             this.key = key;
@@ -136,10 +142,13 @@ final class NvmeStore implements AutoCloseable {
     private final ByteBuffer wval = ByteBuffer.allocateDirect(VALUE_BYTES);
 
     // the in-memory index, guarded by `this`
-    private final LinkedHashMap<BlockKey, Entry> lru = new LinkedHashMap<>(1024, 0.75f, true);
-    private final HashMap<BlockKey, Entry> pinned = new HashMap<>();
+    private final HashMap<BlockKey, Entry> all = new HashMap<>();
+    @SuppressWarnings("unchecked")
+    private final LinkedHashMap<BlockKey, Entry>[] segments = new LinkedHashMap[]{
+            new LinkedHashMap<>(1024, 0.75f, true), new LinkedHashMap<>(1024, 0.75f, true), new LinkedHashMap<>(16)};
     private long usedBytes;
     private long pinnedBytes;
+    private long protectedBytes;
     private int ttlEntries;
 
     private final ConcurrentLinkedQueue<Offer> offers = new ConcurrentLinkedQueue<>();
@@ -266,7 +275,7 @@ final class NvmeStore implements AutoCloseable {
                 add(new Entry(k, len, crc, pin, ttlMillis * 1_000_000L, now));
             }
         }
-        LOG.info("{}: L1 NVMe cache open at {}: {} blocks, {} bytes", ctx.name(), config.dir(), lru.size() + pinned.size(), usedBytes);
+        LOG.info("{}: L1 NVMe cache open at {}: {} blocks, {} bytes", ctx.name(), config.dir(), all.size(), usedBytes);
     }
 
     private static ByteBuffer metaKey(String k) {
@@ -276,36 +285,90 @@ final class NvmeStore implements AutoCloseable {
 
     // ---- the in-memory index (callers hold `this`) ----
 
+    /** Indexes a new entry: pinned, or on probation. */
     private void add(Entry e) {
-        (e.pinned ? pinned : lru).put(e.key, e);
+        all.put(e.key, e);
+        place(e, e.pinned ? PINNED : PROBATION);
         usedBytes += e.footprint();
-        if (e.pinned) {
-            pinnedBytes += e.footprint();
-        }
         if (e.ttlNanos > 0) {
             ttlEntries++;
         }
     }
 
+    private void place(Entry e, int segment) {
+        e.segment = segment;
+        segments[segment].put(e.key, e);
+        if (segment == PINNED) {
+            pinnedBytes += e.footprint();
+        } else if (segment == PROTECTED) {
+            protectedBytes += e.footprint();
+        }
+    }
+
+    private void unplace(Entry e) {
+        segments[e.segment].remove(e.key);
+        if (e.segment == PINNED) {
+            pinnedBytes -= e.footprint();
+        } else if (e.segment == PROTECTED) {
+            protectedBytes -= e.footprint();
+        }
+    }
+
+    /** The indexed entry (no access recorded). */
     private Entry current(BlockKey k) {
-        Entry e = lru.get(k);
-        return e != null ? e : pinned.get(k);
+        return all.get(k);
+    }
+
+    /** An access: probation moves to protected (demoting protected's coldest past 80% of the capacity); otherwise most recent. */
+    private void touch(Entry e) {
+        if (e.segment == PROBATION) {
+            unplace(e);
+            place(e, PROTECTED);
+            long max = config.capacity().bytes() * 4 / 5;
+            Iterator<Entry> it = segments[PROTECTED].values().iterator();
+            while (protectedBytes > max && it.hasNext()) {
+                Entry cold = it.next();
+                if (cold == e) {
+                    break;
+                }
+                it.remove();
+                protectedBytes -= cold.footprint();
+                cold.segment = PROBATION;
+                segments[PROBATION].put(cold.key, cold);
+            }
+        } else {
+            segments[e.segment].get(e.key); // most recently used
+        }
     }
 
     private boolean removeEntry(Entry e) {
-        Map<BlockKey, Entry> m = e.pinned ? pinned : lru;
-        if (m.get(e.key) != e) {
+        if (all.get(e.key) != e) {
             return false;
         }
-        m.remove(e.key);
+        all.remove(e.key);
+        unplace(e);
         usedBytes -= e.footprint();
-        if (e.pinned) {
-            pinnedBytes -= e.footprint();
-        }
         if (e.ttlNanos > 0) {
             ttlEntries--;
         }
         return true;
+    }
+
+    /** Unpinned entries, coldest first: probation, then protected. */
+    private Iterator<Entry> victims() {
+        Iterator<Entry> a = segments[PROBATION].values().iterator();
+        Iterator<Entry> b = segments[PROTECTED].values().iterator();
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return a.hasNext() || b.hasNext();
+            }
+
+            @Override
+            public Entry next() {
+                return a.hasNext() ? a.next() : b.next();
+            }
+        };
     }
 
     // ---- lookups ----
@@ -318,10 +381,18 @@ final class NvmeStore implements AutoCloseable {
         sketch.increment(k.mix());
         Entry e = current(k);
         if (e != null) {
-            e.lastAccess = ctx.clock().nanoTime();
+            long now = ctx.clock().nanoTime();
+            if (e.ttlNanos > 0 && now - e.lastAccess >= e.ttlNanos) {
+                removeEntry(e); // idle past its TTL: gone, as if the sweep had run
+                metrics.eviction(L1Metrics.Tier.NVME, "expired", 1);
+                deleteAsync(List.of(e), false);
+                return null;
+            }
+            e.lastAccess = now;
             if (e.pinned != pin || e.ttlNanos != ttlNanos) {
                 retag(e, pin, ttlNanos);
             }
+            touch(e);
         }
         return e;
     }
@@ -336,15 +407,16 @@ final class NvmeStore implements AutoCloseable {
             pin = false; // pinned blocks never exceed the capacity
         }
         if (e.pinned != pin) {
-            removeEntry(e);
+            unplace(e);
             e.pinned = pin;
+            place(e, pin ? PINNED : PROBATION);
+            ttlEntries += (ttlNanos > 0 ? 1 : 0) - (e.ttlNanos > 0 ? 1 : 0);
             e.ttlNanos = ttlNanos;
-            add(e);
         } else {
             ttlEntries += (ttlNanos > 0 ? 1 : 0) - (e.ttlNanos > 0 ? 1 : 0);
             e.ttlNanos = ttlNanos;
         }
-        writer.execute(() -> {
+        executeQuietly(() -> {
             synchronized (this) {
                 if (current(e.key) != e) {
                     return;
@@ -584,7 +656,7 @@ final class NvmeStore implements AutoCloseable {
             long needCapacity = usedBytes + fp - config.capacity().bytes();
             long needDisk = config.minFree().bytes() + fp - free;
             long need = Math.max(needCapacity, needDisk);
-            String reason = needDisk >= needCapacity ? "disk-floor" : "capacity";
+            boolean disk = needDisk > 0 && needDisk >= needCapacity;
             if (o.pinned() && pinnedBytes + fp > config.capacity().bytes()) {
                 metrics.refused("capacity");
                 return null;
@@ -595,24 +667,24 @@ final class NvmeStore implements AutoCloseable {
             int freq = sketch.frequency(o.key().mix());
             List<Entry> victims = new ArrayList<>();
             long freed = 0;
-            Iterator<Entry> it = lru.values().iterator();
+            Iterator<Entry> it = victims();
             while (freed < need && it.hasNext()) {
                 Entry v = it.next();
                 if (!o.pinned() && freq <= sketch.frequency(v.key.mix())) {
-                    metrics.refused("admission");
+                    metrics.refused(disk ? "disk-floor" : "admission");
                     return null;
                 }
                 victims.add(v);
                 freed += v.footprint();
             }
             if (freed < need) {
-                metrics.refused(reason);
+                metrics.refused(disk ? "disk-floor" : "capacity");
                 return null;
             }
             for (Entry v : victims) {
                 removeEntry(v);
             }
-            metrics.eviction(L1Metrics.Tier.NVME, needDisk > 0 && needDisk >= needCapacity ? "disk-floor" : "size", victims.size());
+            metrics.eviction(L1Metrics.Tier.NVME, disk ? "disk-floor" : "size", victims.size());
             return victims;
         }
     }
@@ -634,11 +706,9 @@ final class NvmeStore implements AutoCloseable {
     /** Takes every block whose key matches out of the in-memory index. */
     synchronized List<Entry> removeIf(Predicate<BlockKey> which) {
         List<Entry> out = new ArrayList<>();
-        for (Map<BlockKey, Entry> m : List.of(lru, pinned)) {
-            for (Entry e : m.values()) {
-                if (which.test(e.key)) {
-                    out.add(e);
-                }
+        for (Entry e : all.values()) {
+            if (which.test(e.key)) {
+                out.add(e);
             }
         }
         for (Entry e : out) {
@@ -718,11 +788,9 @@ final class NvmeStore implements AutoCloseable {
         long now = ctx.clock().nanoTime();
         synchronized (this) {
             if (ttlEntries > 0) {
-                for (Map<BlockKey, Entry> m : List.of(lru, pinned)) {
-                    for (Entry e : m.values()) {
-                        if (e.ttlNanos > 0 && now - e.lastAccess >= e.ttlNanos) {
-                            expired.add(e);
-                        }
+                for (Entry e : all.values()) {
+                    if (e.ttlNanos > 0 && now - e.lastAccess >= e.ttlNanos) {
+                        expired.add(e);
                     }
                 }
                 for (Entry e : expired) {
@@ -759,7 +827,7 @@ final class NvmeStore implements AutoCloseable {
             long needCapacity = usedBytes - config.capacity().bytes();
             long need = Math.max(needDisk, needCapacity);
             long freed = 0;
-            Iterator<Entry> it = lru.values().iterator();
+            Iterator<Entry> it = victims();
             while (freed < need && it.hasNext()) {
                 Entry v = it.next();
                 victims.add(v);
@@ -802,6 +870,14 @@ final class NvmeStore implements AutoCloseable {
         }
     }
 
+    private void executeQuietly(Runnable r) {
+        try {
+            writer.execute(r);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // the store is closing: the in-memory change is not kept
+        }
+    }
+
     /** Waits for everything queued on the writer so far (tests, drop). */
     CompletableFuture<Void> barrier() {
         CompletableFuture<Void> f = new CompletableFuture<>();
@@ -824,7 +900,7 @@ final class NvmeStore implements AutoCloseable {
     }
 
     synchronized int blockCount() {
-        return lru.size() + pinned.size();
+        return all.size();
     }
 
     long queuedBytes() {
@@ -836,14 +912,12 @@ final class NvmeStore implements AutoCloseable {
         long n = 0;
         long bytes = 0;
         long pin = 0;
-        for (Map<BlockKey, Entry> m : List.of(lru, pinned)) {
-            for (Entry e : m.values()) {
-                if (which.test(e.key)) {
-                    n++;
-                    bytes += e.length;
-                    if (e.pinned) {
-                        pin += e.length;
-                    }
+        for (Entry e : all.values()) {
+            if (which.test(e.key)) {
+                n++;
+                bytes += e.length;
+                if (e.pinned) {
+                    pin += e.length;
                 }
             }
         }

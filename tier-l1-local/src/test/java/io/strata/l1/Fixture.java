@@ -45,11 +45,9 @@ final class Fixture {
 
     /** A config with small blocks: memory only when {@code nvmeDir} is null. */
     static L1Config config(String name, DataSize memory, DataSize block, Path nvmeDir, DataSize nvmeCapacity) {
-        L1Config c = L1Config.memoryOnly(memory).withName(name).withBlockSize(block).withSweepInterval(Duration.ofHours(1));
-        if (nvmeDir != null) {
-            c = c.withNvme(L1Config.Nvme.at(nvmeDir, nvmeCapacity).withMinFree(DataSize.ZERO));
-        }
-        return c;
+        return new L1Config(name, memory, block, Duration.ofHours(1),
+                nvmeDir == null ? Optional.empty() : Optional.of(L1Config.Nvme.at(nvmeDir, nvmeCapacity).withMinFree(DataSize.ZERO).withFsync(false)),
+                L1Config.WriteBack.DEFAULTS);
     }
 
     static byte[] read(Tier t, ChunkAddress c, long offset, int length, IoOptions io) {

@@ -1,0 +1,134 @@
+package io.strata.l1;
+
+import static io.strata.l1.Fixture.bytes;
+import static io.strata.l1.Fixture.chunk;
+import static io.strata.l1.Fixture.io;
+import static io.strata.l1.Fixture.read;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.strata.core.DataSize;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.fault.Fault;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.core.util.Futures;
+import io.strata.testing.TestNodes;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Damaged NVMe blocks are never returned: flipped bytes (CRC32C), a deleted or truncated block
+ * file, an I/O error or a failed block write; each is dropped, counted, and the read returns the
+ * right bytes from the tier below, after which the block is cached again.
+ */
+class NvmeCorruptionTest {
+    static final int CHUNK = 256 * 1024;
+    static final int BLOCK = 16 * 1024;
+
+    @TempDir
+    Path dir;
+    NodeContext ctx;
+    FileTier below;
+    ChunkAddress c = chunk(21, 0, CHUNK);
+    byte[] data = bytes(21, CHUNK);
+
+    @BeforeEach
+    void open() {
+        ctx = TestNodes.context("corrupt", 5);
+        below = new FileTier(dir.resolve("below"), false);
+        Fixture.write(below, c, 0, data, io(1));
+    }
+
+    @AfterEach
+    void close() {
+        below.close();
+        ctx.close();
+    }
+
+    private L1Tier l1() {
+        // a memory tier of one block: reads of other blocks come from NVMe
+        return new L1Tier(ctx, Fixture.config("c", DataSize.ofKiB(17), DataSize.ofBytes(BLOCK), dir.resolve("nvme"), DataSize.ofMiB(4)), below);
+    }
+
+    private void fill() {
+        try (L1Tier l1 = l1()) {
+            assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+            Futures.join(l1.nvme().barrier());
+            assertThat(l1.nvme().blockCount()).isEqualTo(CHUNK / BLOCK);
+        }
+    }
+
+    private Path blockFile(L1Tier l1, int block) {
+        return l1.nvme().path(new BlockKey(21, 1, 0, block));
+    }
+
+    @Test
+    void damagedBlockFilesAreDroppedCountedAndFetchedAgain() throws Exception {
+        fill();
+        try (L1Tier l1 = l1()) {
+            try (FileChannel ch = FileChannel.open(blockFile(l1, 3), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                ByteBuffer b = ByteBuffer.allocate(16);
+                ch.read(b, 1000);
+                b.flip();
+                for (int i = 0; i < 16; i++) {
+                    b.put(i, (byte) ~b.get(i));
+                }
+                ch.write(b, 1000);
+            }
+            Files.delete(blockFile(l1, 5));
+            try (FileChannel ch = FileChannel.open(blockFile(l1, 7), StandardOpenOption.WRITE)) {
+                ch.truncate(BLOCK / 2);
+            }
+            int before = below.reads.get();
+            assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+            assertThat(below.reads.get() - before).isEqualTo(3);
+            L1Metrics m = l1.metrics();
+            assertThat(m.count("strata.l1.corruptions", "kind", "crc")).isEqualTo(1);
+            assertThat(m.count("strata.l1.corruptions", "kind", "missing")).isEqualTo(1);
+            assertThat(m.count("strata.l1.corruptions", "kind", "short")).isEqualTo(1);
+            assertThat(l1.stats().corruptions()).isEqualTo(3);
+            Futures.join(l1.nvme().barrier());
+            assertThat(l1.nvme().blockCount()).isEqualTo(CHUNK / BLOCK); // cached again, with good files
+        }
+        try (L1Tier l1 = l1()) {
+            int before = below.reads.get();
+            assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+            assertThat(below.reads.get()).isEqualTo(before);
+            assertThat(l1.stats().corruptions()).isZero();
+        }
+    }
+
+    @Test
+    void readErrorsAndFailedBlockWritesNeverFailTheRead() {
+        fill();
+        try (L1Tier l1 = l1()) {
+            var rule = ctx.faults().arm(NvmeStore.READ, new Fault.Fail(new StrataException(Status.IO_ERROR, "injected EIO"))).times(2);
+            assertThat(read(l1, c, 0, 2 * BLOCK, io(1))).isEqualTo(java.util.Arrays.copyOf(data, 2 * BLOCK));
+            assertThat(rule.fired()).isEqualTo(2);
+            assertThat(l1.metrics().count("strata.l1.corruptions", "kind", "io")).isEqualTo(2);
+            ctx.faults().disarmAll();
+            Futures.join(l1.nvme().barrier());
+            // a block write that fails (disk full, EIO) leaves the block uncached, never half-indexed
+            ctx.faults().arm(NvmeStore.BLOCK_WRITE, new Fault.Fail(new StrataException(Status.NO_SPACE, "injected ENOSPC")));
+            Futures.join(l1.dropAllAsync(), Fixture.T);
+            assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+            Futures.join(l1.nvme().barrier());
+            assertThat(l1.nvme().blockCount()).isZero();
+            assertThat(l1.metrics().count("strata.l1.nvme.refused", "reason", "write-error")).isEqualTo(CHUNK / BLOCK);
+            ctx.faults().disarmAll();
+        }
+        try (var files = Files.walk(dir.resolve("nvme").resolve("blocks"))) {
+            assertThat(files.filter(Files::isRegularFile).count()).as("no temporary or orphan block files").isZero();
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
