@@ -5,7 +5,6 @@ import static io.strata.namespace.Permissions.W;
 import static io.strata.namespace.Permissions.X;
 
 import io.strata.config.policy.Policy;
-import io.strata.config.policy.PolicyField;
 import io.strata.config.policy.PolicyOverrides;
 import io.strata.config.policy.PolicyResolver;
 import io.strata.core.InodeId;
@@ -38,8 +37,16 @@ final class NamespaceOps {
     static final int MAX_DEPTH = 4096;
     static final int MAX_PAGE = 10_000;
 
+    static final int POLICY_CACHE_SIZE = 4096;
+
     private final ChainTables tables;
     private final Policy basePolicy;
+    /**
+     * Resolved policies by the exact (path, overrides) levels they came from: a pure function of
+     * its key, so a hit is always right; it saves re-parsing every field on each create.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<List<PolicyResolver.Level>, PolicyResolver.Effective> resolved =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     NamespaceOps(ChainTables tables, Policy basePolicy) {
         this.tables = tables;
@@ -174,8 +181,8 @@ final class NamespaceOps {
                 "no chain table with " + p.replicas() + " replicas (configure [[meta.chain-tables]] or run a cluster manager)"));
         Layout layout = ChainChooser.choose(newId, table, (int) p.chunkSize().bytes(), p.stripeWidth());
         Map<String, String> fixed = new LinkedHashMap<>();
-        for (PolicyField f : PolicyField.values()) {
-            fixed.put(f.key(), f.get(p));
+        for (PolicyResolver.Source s : eff.sources()) {
+            fixed.put(s.field().key(), s.value());
         }
         InodeAttrs a = new InodeAttrs(newId, InodeType.FILE, mode, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now,
                 null, "", "", layout, fixed, 0);
@@ -593,7 +600,16 @@ final class NamespaceOps {
             }
             levels.add(new PolicyResolver.Level(path.isEmpty() ? "/" : path.toString(), PolicyOverrides.fromMap(d.policy())));
         }
-        return PolicyResolver.resolve(basePolicy, levels);
+        PolicyResolver.Effective cached = resolved.get(levels);
+        if (cached != null) {
+            return cached;
+        }
+        PolicyResolver.Effective eff = PolicyResolver.resolve(basePolicy, levels); // throws on a bad combination: not cached
+        if (resolved.size() >= POLICY_CACHE_SIZE) {
+            resolved.clear();
+        }
+        resolved.put(List.copyOf(levels), eff);
+        return eff;
     }
 
     PolicyInfo policyGet(NsTx t, Caller c, InodeId dir) {

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import org.lmdbjava.ByteArrayProxy;
 import org.lmdbjava.Cursor;
 import org.lmdbjava.Dbi;
@@ -37,15 +38,18 @@ import org.slf4j.LoggerFactory;
  * <p><b>Design.</b> LMDB gives MVCC snapshots to any number of readers and admits one writer.
  * A transaction reads from an LMDB read transaction (its snapshot) and buffers its writes in
  * memory ({@link WriteBuffer}); every read outside {@link KvTransaction#snapshot()} is recorded
- * ({@link ReadSet}). Commit hands the buffer to the single <i>committer</i> thread, which
- * validates optimistically, as FoundationDB's resolvers do: the transaction conflicts when any
- * transaction that committed after its snapshot wrote a key or range it read. The committer
- * keeps the write sets of recent commits for this ({@link #LOG_RETENTION}); a transaction whose
- * snapshot is older than the log is refused as a conflict (too old) and retried. Valid
- * transactions waiting at the same time are applied in one LMDB write transaction (each in a
+ * ({@link ReadSet}). Commit queues the buffer and takes the commit lock; whichever committing
+ * thread holds the lock is the <i>committer</i> for every transaction queued at that moment
+ * (flat combining: no hand-off to a separate thread when commits do not contend, one batch when
+ * they do). The committer validates optimistically, as FoundationDB's resolvers do: a
+ * transaction conflicts when any transaction that committed after its snapshot wrote a key or
+ * range it read. It keeps the write sets of recent commits for this ({@link #LOG_RETENTION}); a
+ * transaction whose snapshot is older than the log is refused as a conflict (too old) and
+ * retried. Valid transactions of a batch are applied in one LMDB write transaction (each in a
  * nested transaction, so one failing write does not sink the others) with one fsync: group
  * commit. The order the committer accepts them in is the serial order. Conflicts are therefore
- * real (no lost update, no write skew), detected without locking readers.
+ * real (no lost update, no write skew), detected without locking readers; writers are
+ * serialised only for the apply itself.
  *
  * <p>A reader's snapshot version is read <i>before</i> its LMDB read transaction opens, so the
  * snapshot holds at least every commit up to that version; a commit that lands in between is
@@ -60,6 +64,7 @@ public final class LmdbKvStore implements KvStore {
     static final Duration LOG_RETENTION = Duration.ofSeconds(10);
     static final int LOG_MAX_ENTRIES = 200_000;
     private static final int MAX_BATCH = 512;
+    private static final long TAKEOVER_NANOS = 200_000;
 
     /** Settings of the embedded store. */
     public record Options(long mapSizeBytes, boolean sync, int maxReaders) {
@@ -83,8 +88,8 @@ public final class LmdbKvStore implements KvStore {
     private final Env<byte[]> env;
     private final Dbi<byte[]> db;
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
-    private final ArrayDeque<Committed> log = new ArrayDeque<>(); // committer thread only
-    private final Thread committer;
+    private final ArrayDeque<Committed> log = new ArrayDeque<>(); // under commitLock
+    private final ReentrantLock commitLock = new ReentrantLock();
     private final AtomicInteger open = new AtomicInteger();
     private final DistributionSummary batchSizes;
     private volatile long committedVersion;
@@ -100,9 +105,6 @@ public final class LmdbKvStore implements KvStore {
         this.db = env.openDbi("strata", DbiFlags.MDB_CREATE);
         this.batchSizes = DistributionSummary.builder("strata.kv.commit.batch").tag("store", "lmdb")
                 .description("transactions applied per LMDB write transaction").register(meters);
-        this.committer = new Thread(this::commitLoop, "lmdb-commit-" + dir.getFileName());
-        committer.setDaemon(true);
-        committer.start();
     }
 
     /** Opens (creating if needed) the store in directory {@code dir}. */
@@ -147,13 +149,12 @@ public final class LmdbKvStore implements KvStore {
             return;
         }
         closed = true;
-        committer.interrupt();
+        commitLock.lock();
         try {
-            committer.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            failAll(drain(), new StrataException(Status.SHUTTING_DOWN, "LMDB store closed"));
+        } finally {
+            commitLock.unlock();
         }
-        failAll(drain(), new StrataException(Status.SHUTTING_DOWN, "LMDB store closed"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (open.get() > 0 && System.nanoTime() < deadline) {
             Thread.onSpinWait();
@@ -173,20 +174,20 @@ public final class LmdbKvStore implements KvStore {
     private record Committed(long version, long nanoTime, WriteBuffer.WriteSet writes) {
     }
 
-    private void commitLoop() {
-        while (!closed) {
-            Pending first;
-            try {
-                first = queue.poll(100, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                break;
-            }
-            if (first == null) {
+    /**
+     * Commits queued transactions in batches while the caller holds commitLock: until
+     * {@code mine} is done, then a few more batches for whoever queued meanwhile (a waiter that
+     * finds nobody holding the lock takes over).
+     */
+    private void combine(Pending mine) {
+        int extra = 0;
+        while (!queue.isEmpty() && (!mine.done.isDone() || extra++ < 4)) {
+            List<Pending> batch = new ArrayList<>();
+            queue.drainTo(batch, MAX_BATCH);
+            if (closed) {
+                failAll(batch, new StrataException(Status.SHUTTING_DOWN, "LMDB store closed"));
                 continue;
             }
-            List<Pending> batch = new ArrayList<>();
-            batch.add(first);
-            queue.drainTo(batch, MAX_BATCH - 1);
             try {
                 commitBatch(batch);
             } catch (RuntimeException e) {
@@ -194,6 +195,35 @@ public final class LmdbKvStore implements KvStore {
                 failAll(batch, StrataException.wrap(e));
             }
         }
+    }
+
+    /**
+     * Queues {@code p} and waits for its commit, committing the queue itself whenever the commit
+     * lock is free. A waiter sleeps on its own future (completed by the lock holder) and looks
+     * at the lock again every {@link #TAKEOVER_NANOS}, so a transaction queued just as a holder
+     * let go is never stranded.
+     */
+    private void commitQueued(Pending p) {
+        queue.add(p);
+        while (!p.done.isDone()) {
+            if (commitLock.tryLock()) {
+                try {
+                    combine(p);
+                } finally {
+                    commitLock.unlock();
+                }
+            } else {
+                try {
+                    p.done.get(TAKEOVER_NANOS, TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                    // timed out: look at the lock again; failed: reported by the join below
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new StrataException(Status.CANCELLED, "interrupted while committing");
+                }
+            }
+        }
+        Futures.join(p.done, Duration.ofMinutes(2));
     }
 
     private void commitBatch(List<Pending> batch) {
@@ -511,12 +541,7 @@ public final class LmdbKvStore implements KvStore {
             if (writes.isEmpty()) {
                 return; // a read-only transaction is serializable at its snapshot
             }
-            CompletableFuture<Long> f = new CompletableFuture<>();
-            queue.add(new Pending(snapshotVersion, reads, writes, f));
-            if (closed) {
-                failAll(drain(), new StrataException(Status.SHUTTING_DOWN, "LMDB store closed"));
-            }
-            Futures.join(f, Duration.ofMinutes(2));
+            commitQueued(new Pending(snapshotVersion, reads, writes, new CompletableFuture<>()));
         }
 
         @Override
