@@ -1,6 +1,7 @@
 package io.strata.l3.engine;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -29,6 +30,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import org.lmdbjava.CursorIterable;
 import org.lmdbjava.Dbi;
@@ -87,6 +89,12 @@ public final class ChunkEngine implements AutoCloseable {
     private final Counter corruptions;
     private final Counter copiedBytes;
     private final FaultScope scope;
+    /**
+     * Commit records accepted but not yet in LMDB (see {@link #commitAsync}): the newest metadata
+     * of those chunks. An entry leaves once its change is written.
+     */
+    private final ConcurrentHashMap<ChunkId, ChunkMeta> unwritten = new ConcurrentHashMap<>();
+    private final Timer writeTime;
     private final ThreadLocal<ByteBuffer> keys = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(12));
     private volatile boolean closed;
 
@@ -135,6 +143,8 @@ public final class ChunkEngine implements AutoCloseable {
             this.copiedBytes = Counter.builder("strata.storage.cow.copied.bytes")
                     .description("bytes of committed versions copied into new versions (copy-on-write cost)")
                     .baseUnit("bytes").tag("target", t).register(ctx.meters());
+            this.writeTime = Timer.builder("strata.storage.engine.write")
+                    .description("writing one chunk version's data file, fdatasync included").tag("target", t).register(ctx.meters());
             this.committer = new GroupCommitter(target, ctx, env, dbi, files, options.maxBatch());
             LOG.info("{}: {} open at {} ({} chunks)", ctx.name(), target, dir, chunks);
         } catch (RuntimeException | IOException e) {
@@ -203,6 +213,10 @@ public final class ChunkEngine implements AutoCloseable {
     /** The chunk's metadata, when the target has any (blocking: an LMDB read). */
     public Optional<ChunkMeta> find(ChunkId id) {
         checkOpen();
+        ChunkMeta newest = unwritten.get(id);
+        if (newest != null) {
+            return Optional.of(newest);
+        }
         try (Txn<ByteBuffer> txn = env.txnRead()) {
             ByteBuffer v = dbi.get(txn, ChunkMeta.key(id, keys.get()));
             return v == null ? Optional.empty() : Optional.of(ChunkMeta.decode(id, v)); // decoded inside the txn
@@ -244,10 +258,13 @@ public final class ChunkEngine implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         return CompletableFuture.supplyAsync(() -> {
+            long t0 = System.nanoTime();
             try {
                 return writeVersion(base, update, data, version);
             } catch (IOException e) {
                 throw new java.util.concurrent.CompletionException(GroupCommitter.mapError(e, false));
+            } finally {
+                writeTime.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
             }
         }, io).thenCompose(v -> {
             ChunkMeta next;
@@ -277,9 +294,10 @@ public final class ChunkEngine implements AutoCloseable {
     }
 
     /**
-     * Promotes the pending version {@code version} of {@code meta} to committed. Not flushed
-     * when {@code durable} is false (a crash may then bring the pending version back; the CRAQ
-     * layer resolves that by asking the tail). Completes once the change is in LMDB.
+     * Promotes the pending version {@code version} of {@code meta} to committed. Durable: completes
+     * once the change is flushed. Not durable: visible to this engine at once and written to LMDB
+     * with the next group commit, without a flush of its own; a crash may then bring the pending
+     * version back, which the CRAQ layer resolves by asking the tail.
      */
     public CompletableFuture<ChunkMeta> commitAsync(ChunkMeta meta, long version, boolean durable) {
         if (meta.pending() == null || meta.pending().version() != version) {
@@ -287,7 +305,12 @@ public final class ChunkEngine implements AutoCloseable {
         }
         ChunkMeta next = meta.commitPending();
         long old = meta.committed() == null ? 0 : meta.committed().file();
-        return committer.submit(next, durable, old).thenApply(x -> next);
+        if (durable) {
+            return committer.submit(next, true, old).thenApply(x -> next);
+        }
+        unwritten.put(next.id(), next);
+        committer.submit(next, false, old).whenComplete((x, e) -> unwritten.remove(next.id(), next));
+        return CompletableFuture.completedFuture(next);
     }
 
     private void validate(ChunkMeta base, Update u, ByteBuf data) {

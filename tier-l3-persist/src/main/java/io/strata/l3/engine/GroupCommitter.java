@@ -1,6 +1,7 @@
 package io.strata.l3.engine;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
@@ -48,9 +49,12 @@ final class GroupCommitter implements AutoCloseable {
         }
     }
 
-    /** One change: put {@code meta} (or delete the key when null). */
+    /** One change: put {@code meta} (or delete the key when it has no versions). */
     record Op(ChunkMeta meta, boolean durable, long[] freeAfter, CompletableFuture<Void> done) {
     }
+
+    /** How long a batch of only non-durable changes waits for a durable one to share its transaction. */
+    private static final long LAZY_WAIT_MILLIS = 20;
 
     private final TargetId target;
     private final NodeContext ctx;
@@ -63,6 +67,7 @@ final class GroupCommitter implements AutoCloseable {
     private final Thread thread;
     private final Counter batches;
     private final DistributionSummary batchOps;
+    private final Timer commitTime;
     private final ByteBuffer key = ByteBuffer.allocateDirect(12);
     private ByteBuffer value = ByteBuffer.allocateDirect(16 * 1024);
     private volatile boolean closed;
@@ -77,6 +82,9 @@ final class GroupCommitter implements AutoCloseable {
         this.batches = Counter.builder("strata.storage.fsync.batches").description("metadata group commits (one LMDB transaction each)")
                 .tag("target", String.valueOf(target.value())).register(ctx.meters());
         this.batchOps = DistributionSummary.builder("strata.storage.fsync.batch.size").description("changes per metadata group commit")
+                .tag("target", String.valueOf(target.value())).register(ctx.meters());
+        this.commitTime = Timer.builder("strata.storage.engine.commit")
+                .description("one metadata group commit: LMDB transaction and, for durable batches, its flush")
                 .tag("target", String.valueOf(target.value())).register(ctx.meters());
         this.thread = new Thread(this::run, ctx.name() + "-" + target + "-commit");
         this.thread.setDaemon(true);
@@ -115,7 +123,21 @@ final class GroupCommitter implements AutoCloseable {
             batch.clear();
             batch.add(first);
             queue.drainTo(batch, maxBatch - 1);
+            if (batch.stream().noneMatch(Op::durable) && batch.size() < maxBatch) {
+                // only commit records: give a durable change a moment to share the transaction
+                try {
+                    Op more = queue.poll(LAZY_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+                    if (more != null) {
+                        batch.add(more);
+                        queue.drainTo(batch, maxBatch - batch.size());
+                    }
+                } catch (InterruptedException e) {
+                    // closing: commit what we have
+                }
+            }
+            long t0 = System.nanoTime();
             commit(batch);
+            commitTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
         }
     }
 
