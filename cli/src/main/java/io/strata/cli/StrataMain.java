@@ -20,6 +20,7 @@ import picocli.CommandLine.Option;
                 DownCommand.class,
                 PingCommand.class,
                 NodeCommand.class,
+                StorageCommand.class,
                 BenchCommand.class,
                 MgmtdDaemonCommand.class,
                 AdminCommand.class,
