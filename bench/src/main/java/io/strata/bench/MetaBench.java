@@ -2,6 +2,8 @@ package io.strata.bench;
 
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
+import io.strata.core.rpc.CoreMessage;
+import io.strata.core.rpc.EchoService;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.rpc.RpcServer;
@@ -49,7 +51,9 @@ import org.lmdbjava.Txn;
  *   <li><b>direct</b>: the same operations on the same {@link MetaStore} in process, no RPC: the
  *       floor for the service's overhead ({@code service_vs_lmdb} is service / direct);</li>
  *   <li><b>raw lmdb</b> (create and stat only): lmdbjava puts of an inode and an entry key per
- *       write transaction, and gets: the floor of the store itself.</li>
+ *       write transaction, and gets: the floor of the store itself;</li>
+ *   <li><b>rpc only</b> (op "ping"): a ping round trip to the same server over the same client:
+ *       the floor of any service call.</li>
  * </ul>
  * Rounds alternate the order of service and direct. A thread runs one operation at a time.
  * CPU per operation (user and kernel) is split by thread group (the client event loop, the
@@ -249,7 +253,8 @@ public final class MetaBench {
              LmdbKvStore kv = LmdbKvStore.open(base.resolve("meta"), new LmdbKvStore.Options(8L << 30, o.sync(), 1024), server.meters());
              MetaStore store = new MetaStore(server, kv, StaticChainTables.uniform(16), ChunkReclaimer.NONE,
                      MetaStore.Options.DEFAULTS.withWorkers(Math.max(8, maxThreads)).withGc(Duration.ZERO, Duration.ZERO));
-             RpcServer rpcServer = MetaService.register(RpcServer.builder(server, MetaServer.PROTOCOL), store).bind("127.0.0.1", 0);
+             RpcServer rpcServer = MetaService.register(EchoService.register(server, RpcServer.builder(server, MetaServer.PROTOCOL), 1024),
+                     store).bind("127.0.0.1", 0);
              RpcClient rpc = new RpcClient(clientCtx, MetaServer.PROTOCOL, RpcOptions.DEFAULTS)) {
             MetaClient client = new MetaClient(clientCtx, rpc, List.of(rpcServer.address()));
             InodeId big = bigDirectory(store, o.entries());
@@ -268,6 +273,15 @@ public final class MetaBench {
                                 .computeIfAbsent(sys, x -> new ArrayList<>()).add(p));
                     }
                 }
+                // the RPC layer alone: a ping round trip per operation, the floor of any service call
+                for (int r = 0; r < o.rounds(); r++) {
+                    Phase ping = phase(threads, o.round(), (t, i) -> {
+                        join(rpc.call(rpcServer.address(), new CoreMessage.Ping(i), CoreMessage.Pong.class));
+                        return 1;
+                    });
+                    all.computeIfAbsent("ping", x -> new LinkedHashMap<>()).computeIfAbsent(threads, x -> new LinkedHashMap<>())
+                            .computeIfAbsent("rpc only", x -> new ArrayList<>()).add(ping);
+                }
                 Map<String, Phase> raw = rawLmdb(base.resolve("raw-" + threads), threads, o.round(), o.sync());
                 raw.forEach((op, p) -> all.get(op).get(threads).computeIfAbsent("raw lmdb", x -> new ArrayList<>()).add(p));
             }
@@ -283,7 +297,8 @@ public final class MetaBench {
         int logN = 0;
         for (var byOp : all.entrySet()) {
             for (var byThreads : byOp.getValue().entrySet()) {
-                double directRate = median(byThreads.getValue().get("direct"));
+                List<Phase> direct = byThreads.getValue().get("direct");
+                double directRate = direct == null ? Double.NaN : median(direct);
                 for (var bySys : byThreads.getValue().entrySet()) {
                     List<Phase> ps = bySys.getValue();
                     double rate = median(ps);
@@ -293,7 +308,7 @@ public final class MetaBench {
                     String unit = byOp.getKey().equals("readdir") ? " entries" : "";
                     t.row(byOp.getKey(), byThreads.getKey(), bySys.getKey(), Stats.fmt(rate, 0) + unit,
                             Stats.fmt(lat.quantileMicros(0.5), 0), Stats.fmt(lat.quantileMicros(0.99), 0),
-                            p.cpuPerOp(0), p.cpuPerOp(1), p.cpuPerOp(2), Stats.fmt(rate / directRate, 2));
+                            p.cpuPerOp(0), p.cpuPerOp(1), p.cpuPerOp(2), direct == null ? "" : Stats.fmt(rate / directRate, 2));
                     String key = byOp.getKey() + "_x" + byThreads.getKey();
                     if (bySys.getKey().equals("service")) {
                         result.put(key + "_per_s", Stats.fmt(rate, 0));
@@ -302,6 +317,8 @@ public final class MetaBench {
                         logN++;
                     } else if (bySys.getKey().equals("raw lmdb")) {
                         result.put(key + "_raw_per_s", Stats.fmt(rate, 0));
+                    } else if (bySys.getKey().equals("rpc only")) {
+                        result.put(key + "_per_s", Stats.fmt(rate, 0));
                     } else {
                         result.put(key + "_direct_per_s", Stats.fmt(rate, 0));
                     }

@@ -64,7 +64,6 @@ public final class LmdbKvStore implements KvStore {
     static final Duration LOG_RETENTION = Duration.ofSeconds(10);
     static final int LOG_MAX_ENTRIES = 200_000;
     private static final int MAX_BATCH = 512;
-    private static final long TAKEOVER_NANOS = 200_000;
 
     /** Settings of the embedded store. */
     public record Options(long mapSizeBytes, boolean sync, int maxReaders) {
@@ -174,14 +173,9 @@ public final class LmdbKvStore implements KvStore {
     private record Committed(long version, long nanoTime, WriteBuffer.WriteSet writes) {
     }
 
-    /**
-     * Commits queued transactions in batches while the caller holds commitLock: until
-     * {@code mine} is done, then a few more batches for whoever queued meanwhile (a waiter that
-     * finds nobody holding the lock takes over).
-     */
-    private void combine(Pending mine) {
-        int extra = 0;
-        while (!queue.isEmpty() && (!mine.done.isDone() || extra++ < 4)) {
+    /** Commits the queue, in batches, until it is empty. The caller holds commitLock. */
+    private void drainQueue() {
+        while (!queue.isEmpty()) {
             List<Pending> batch = new ArrayList<>();
             queue.drainTo(batch, MAX_BATCH);
             if (closed) {
@@ -198,29 +192,18 @@ public final class LmdbKvStore implements KvStore {
     }
 
     /**
-     * Queues {@code p} and waits for its commit, committing the queue itself whenever the commit
-     * lock is free. A waiter sleeps on its own future (completed by the lock holder) and looks
-     * at the lock again every {@link #TAKEOVER_NANOS}, so a transaction queued just as a holder
-     * let go is never stranded.
+     * Queues {@code p}, commits the queue if nobody else is, and waits for {@code p}'s outcome.
+     * No transaction is stranded: a thread that fails to take the lock does so because a holder
+     * has it, and every holder looks at the queue again <i>after</i> letting go (taking the
+     * lock again when it is not empty), so it sees anything queued while it held the lock.
      */
     private void commitQueued(Pending p) {
         queue.add(p);
-        while (!p.done.isDone()) {
-            if (commitLock.tryLock()) {
-                try {
-                    combine(p);
-                } finally {
-                    commitLock.unlock();
-                }
-            } else {
-                try {
-                    p.done.get(TAKEOVER_NANOS, TimeUnit.NANOSECONDS);
-                } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-                    // timed out: look at the lock again; failed: reported by the join below
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new StrataException(Status.CANCELLED, "interrupted while committing");
-                }
+        while (!queue.isEmpty() && commitLock.tryLock()) {
+            try {
+                drainQueue();
+            } finally {
+                commitLock.unlock();
             }
         }
         Futures.join(p.done, Duration.ofMinutes(2));
