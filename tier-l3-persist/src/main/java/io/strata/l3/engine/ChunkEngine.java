@@ -529,6 +529,28 @@ public final class ChunkEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * The CRC32C of bytes [offset, offset+length) of {@code v} from its stored block CRCs, without
+     * reading them; -1 (as a long) when the range does not start and end on block boundaries (or
+     * at the end of the content).
+     */
+    public static long rangeCrc(ChunkVersion v, long offset, int length) {
+        if (v == null || v.removed() || length == 0) {
+            return 0;
+        }
+        long end = offset + length;
+        if (offset % BLOCK != 0 || (end % BLOCK != 0 && end != v.length()) || end > v.length()) {
+            return -1;
+        }
+        int first = (int) (offset / BLOCK);
+        int last = blocks(end);
+        int[] crcs = new int[last - first];
+        for (int i = first; i < last; i++) {
+            crcs[i - first] = v.blockCrc(i);
+        }
+        return combine(crcs, length) & 0xFFFFFFFFL;
+    }
+
     /** Where a version's data file is (tests that corrupt it on purpose; tools). */
     public Path dataPath(ChunkVersion v) {
         return files.path(v.file());

@@ -38,6 +38,12 @@ class Crc32cTest {
             blocks[i] = direct(b, s, Math.min(ChunkEngine.BLOCK, b.length - s));
         }
         assertThat(ChunkEngine.combine(blocks, b.length)).isEqualTo(direct(b, 0, b.length));
+        ChunkVersion v = new ChunkVersion(1, 1, b.length, direct(b, 0, b.length), blocks, false, RequestId.NONE);
+        assertThat(ChunkEngine.rangeCrc(v, ChunkEngine.BLOCK, 2 * ChunkEngine.BLOCK))
+                .isEqualTo(direct(b, ChunkEngine.BLOCK, 2 * ChunkEngine.BLOCK) & 0xFFFFFFFFL);
+        assertThat(ChunkEngine.rangeCrc(v, 3 * ChunkEngine.BLOCK, b.length - 3 * ChunkEngine.BLOCK))
+                .isEqualTo(direct(b, 3 * ChunkEngine.BLOCK, b.length - 3 * ChunkEngine.BLOCK) & 0xFFFFFFFFL);
+        assertThat(ChunkEngine.rangeCrc(v, 5, 100)).as("unaligned").isEqualTo(-1);
         assertThat(Crc32c.of(Unpooled.wrappedBuffer(b))).isEqualTo(direct(b, 0, b.length));
         assertThat(Crc32c.zeros(100_000)).isEqualTo(direct(new byte[100_000], 0, 100_000));
     }
