@@ -65,10 +65,15 @@ import java.util.stream.Stream;
  * case> ...} with every case's ratios after it.
  */
 public final class L3Bench {
-    public record Options(List<DataSize> sizes, List<Integer> streams, Duration round, int rounds, Path dir, boolean iperf) {
+    /**
+     * @param verifyReads replicas check block CRCs on every read (the default); false: they send
+     *                    chunk files with sendfile and the client checks the bytes end to end
+     */
+    public record Options(List<DataSize> sizes, List<Integer> streams, Duration round, int rounds, Path dir, boolean iperf,
+                          boolean verifyReads) {
         public static Options defaults() {
             return new Options(List.of(DataSize.ofMiB(1), DataSize.ofMiB(4)), List.of(1, 8), Duration.ofSeconds(3), 3,
-                    Path.of(System.getProperty("java.io.tmpdir")), true);
+                    Path.of(System.getProperty("java.io.tmpdir")), true, true);
         }
     }
 
@@ -84,14 +89,15 @@ public final class L3Bench {
 
     public static Map<String, String> run(Options o, PrintStream out) throws Exception {
         Path root = Files.createTempDirectory(o.dir(), "strata-bench-l3-");
-        out.printf(Locale.ROOT, "strata bench l3: 3 storage nodes in this JVM (one 3-replica chain), data in %s, %d rounds of %d ms per case, cores=%d%n",
-                root, o.rounds(), o.round().toMillis(), Runtime.getRuntime().availableProcessors());
+        out.printf(Locale.ROOT, "strata bench l3: 3 storage nodes in this JVM (one 3-replica chain), data in %s, %d rounds of %d ms per case,"
+                        + " reads %s, cores=%d%n", root, o.rounds(), o.round().toMillis(),
+                o.verifyReads() ? "CRC-checked on the replica" : "sent with sendfile, checked by the client", Runtime.getRuntime().availableProcessors());
         Table t = new Table("chunk", "streams", "op", "system", "MB/s", "p50 ms", "p99 ms", "cpu s/GB", "ratio");
         Map<String, String> result = new LinkedHashMap<>();
         double worstWrite = Double.MAX_VALUE;
         double worstRead = Double.MAX_VALUE;
         Map<Integer, Double> tcp = new LinkedHashMap<>();
-        try (Cluster cluster = new Cluster(root.resolve("nodes"))) {
+        try (Cluster cluster = new Cluster(root.resolve("nodes"), EngineOptions.DEFAULTS.withVerifyReads(o.verifyReads()))) {
             for (int streams : o.streams()) {
                 tcp.put(streams, loopbackTcp(streams, o, out));
             }
@@ -172,6 +178,7 @@ public final class L3Bench {
         head.put("write_vs_disk", Stats.fmt(worstWrite, 2));
         head.put("read_vs_tcp", Stats.fmt(worstRead, 2));
         head.put("nodes", "in-process");
+        head.put("reads", o.verifyReads() ? "verified" : "sendfile");
         head.putAll(result);
         StringBuilder line = new StringBuilder("result:");
         head.forEach((k, v) -> line.append(' ').append(k).append('=').append(v));
@@ -217,11 +224,11 @@ public final class L3Bench {
         final ChainId chain = ChainId.of(1);
         final AtomicLong written = new AtomicLong();
 
-        Cluster(Path dir) {
+        Cluster(Path dir, EngineOptions engine) {
             for (int i = 1; i <= 3; i++) {
                 ctx[i] = NodeContext.builder("bench-storage-" + i).eventLoopThreads(1).build();
                 StorageConfig cfg = new StorageConfig(NodeId.of(i), List.of(new StorageConfig.Target(TargetId.of(i * 100L + 1),
-                        dir.resolve("node-" + i))), EngineOptions.DEFAULTS, Duration.ofSeconds(10));
+                        dir.resolve("node-" + i))), engine, Duration.ofSeconds(10));
                 nodes[i] = StorageNode.start(ctx[i], cfg, routing, RpcOptions.DEFAULTS, new InetSocketAddress("127.0.0.1", 0));
             }
             Map<NodeId, NodeInfo> ns = new LinkedHashMap<>();

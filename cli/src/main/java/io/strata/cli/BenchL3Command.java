@@ -32,6 +32,9 @@ final class BenchL3Command implements Callable<Integer> {
     @Option(names = "--no-iperf", description = "Use raw Netty instead of iperf3 for the loopback TCP baseline.")
     boolean noIperf;
 
+    @Option(names = "--sendfile-reads", description = "Replicas send chunk files with sendfile (verify-reads = false); the client checks CRCs.")
+    boolean sendfile;
+
     @Override
     public Integer call() throws Exception {
         List<DataSize> s = new ArrayList<>();
@@ -51,7 +54,7 @@ final class BenchL3Command implements Callable<Integer> {
             throw new IllegalArgumentException("--rounds must be at least 1");
         }
         L3Bench.Options d = L3Bench.Options.defaults();
-        L3Bench.run(new L3Bench.Options(s, streams, Durations.parse(round), rounds, dir == null ? d.dir() : dir, !noIperf),
+        L3Bench.run(new L3Bench.Options(s, streams, Durations.parse(round), rounds, dir == null ? d.dir() : dir, !noIperf, !sendfile),
                 new PrintStream(System.out, true));
         return 0;
     }
