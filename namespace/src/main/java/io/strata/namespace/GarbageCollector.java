@@ -86,25 +86,22 @@ final class GarbageCollector {
         return freed;
     }
 
+    /**
+     * Request ids start with their creation time, so every record older than the horizon lies
+     * in one key range below {@code IDEM|horizon}: one range clear, however many records there
+     * are. (A client whose clock is far behind sees its records expire early; the TTL is meant
+     * for retries within seconds, so only a skew of the TTL's order matters.)
+     */
     private void expireIdempotencyRecords() {
         long horizon = nowMillis.getAsLong() - idempotencyTtl.toMillis();
-        byte[] p = KeySpace.IDEMPOTENCY.prefix();
-        byte[] from = p;
-        while (true) {
-            byte[] start = from;
-            List<KeyValue> page = tr.run(tx -> tx.snapshot().getRange(start, Bytes.strinc(p), 1000));
-            List<KeyValue> old = page.stream().filter(kv -> Bytes.readLe64(kv.value(), 0, 8) < horizon).toList();
-            if (!old.isEmpty()) {
-                tr.run(tx -> {
-                    old.forEach(kv -> tx.clear(kv.key()));
-                    return null;
-                });
-            }
-            if (page.size() < 1000) {
-                return;
-            }
-            from = Bytes.keyAfter(page.get(page.size() - 1).key());
+        if (horizon <= 0) {
+            return;
         }
+        byte[] end = KeySpace.idempotency(new RequestId(horizon << 16, 0));
+        tr.run(tx -> {
+            tx.clearRange(KeySpace.IDEMPOTENCY.prefix(), end);
+            return null;
+        });
     }
 
     /** Entries waiting in the GC queue (tests, metrics). */

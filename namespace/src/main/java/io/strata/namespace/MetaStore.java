@@ -157,7 +157,7 @@ public final class MetaStore implements Meta, AutoCloseable {
     private <T> CompletableFuture<T> write(String op, RequestId req, java.util.function.Supplier<InodeId> newId,
                                            BodyWithId<T> body, Function<T, byte[]> enc, Function<byte[], T> dec) {
         long t0 = System.nanoTime();
-        RequestId id = req != null ? req : RequestId.random(ctx.random());
+        RequestId id = req != null ? req : RequestId.create(nowMillis(), ctx.random());
         return timed(op, CompletableFuture.supplyAsync(() -> {
             InodeId fresh = newId == null ? null : newId.get();
             byte[] idemKey = KeySpace.idempotency(id);

@@ -72,6 +72,20 @@ class IdempotencyTest extends MetaFixture {
         assertFailsClean(Status.NOT_FOUND, () -> join(meta.unlinkAsync(Caller.ROOT, ROOT, "once", req())));
     }
 
+    @Test
+    void recordsExpireAfterTheirTtlByKeyRange() {
+        long now = System.currentTimeMillis();
+        RequestId old = RequestId.create(now - java.time.Duration.ofHours(2).toMillis(), new Random(1));
+        RequestId fresh = RequestId.create(now, new Random(2));
+        join(meta.mkdirAsync(Caller.ROOT, ROOT, "old", 0755, old));
+        join(meta.mkdirAsync(Caller.ROOT, ROOT, "fresh", 0755, fresh));
+        assertThat(old.epochMillis()).isEqualTo(now - java.time.Duration.ofHours(2).toMillis());
+        assertThat(kv.<byte[]>run(tx -> tx.get(KeySpace.idempotency(old)))).isNotNull();
+        join(meta.collectGarbageAsync());
+        assertThat(kv.<byte[]>run(tx -> tx.get(KeySpace.idempotency(old)))).as("a record past the 30 min TTL").isNull();
+        assertThat(kv.<byte[]>run(tx -> tx.get(KeySpace.idempotency(fresh)))).isNotNull();
+    }
+
     @Seeded
     @Test
     void concurrentOperationsUnderInjectedFaultsKeepTheTreeConsistent(long seed) throws Exception {

@@ -106,7 +106,7 @@ public final class MetaClient implements Meta {
     }
 
     private RequestId id(RequestId req) {
-        return req != null ? req : RequestId.random(ctx.random());
+        return req != null ? req : RequestId.create(ctx.clock().now().toEpochMilli(), ctx.random());
     }
 
     @Override
