@@ -22,6 +22,7 @@ import java.util.Optional;
  * fsync = true                # fdatasync each block file before indexing it
  * max-queued = "64MiB"        # blocks waiting to be written to NVMe; more are not cached there
  * index-map-size = "1GiB"     # LMDB map size
+ * read-on-caller = true       # read NVMe hits on the calling thread unless it is a Netty event loop
  * [l1.write-back]
  * buffer = "256MiB"           # absorbed, unflushed bytes across all files; a write beyond waits
  * small-write-max = "1MiB"    # larger writes go through (after the file's absorbed writes)
@@ -40,9 +41,14 @@ public record L1Config(String name, DataSize memory, DataSize blockSize, Duratio
     public static final DataSize MIN_BLOCK = DataSize.ofKiB(4);
     public static final DataSize MAX_BLOCK = DataSize.ofMiB(16);
 
-    /** The NVMe tier. */
+    /**
+     * The NVMe tier. {@code readOnCaller}: a block found on NVMe is read on the thread that asked
+     * for it when that thread is not a Netty event loop (an application or FUSE thread that waits
+     * for the answer anyway): one thread hand-off less per block, about twice the NVMe hit
+     * throughput on a small machine; on an event loop, and when false, on the node's blocking pool.
+     */
     public record Nvme(Path dir, DataSize capacity, DataSize minFree, boolean fsync, DataSize maxQueued,
-                       DataSize indexMapSize) {
+                       DataSize indexMapSize, boolean readOnCaller) {
         public Nvme {
             if (dir == null) {
                 throw new ConfigException("l1.nvme.dir", "is required");
@@ -54,15 +60,19 @@ public record L1Config(String name, DataSize memory, DataSize blockSize, Duratio
 
         /** An NVMe tier in {@code dir} of {@code capacity}, defaults elsewhere (1 GiB floor, fsync on). */
         public static Nvme at(Path dir, DataSize capacity) {
-            return new Nvme(dir, capacity, DataSize.ofGiB(1), true, DataSize.ofMiB(64), DataSize.ofGiB(1));
+            return new Nvme(dir, capacity, DataSize.ofGiB(1), true, DataSize.ofMiB(64), DataSize.ofGiB(1), true);
         }
 
         public Nvme withMinFree(DataSize d) {
-            return new Nvme(dir, capacity, d, fsync, maxQueued, indexMapSize);
+            return new Nvme(dir, capacity, d, fsync, maxQueued, indexMapSize, readOnCaller);
         }
 
         public Nvme withFsync(boolean f) {
-            return new Nvme(dir, capacity, minFree, f, maxQueued, indexMapSize);
+            return new Nvme(dir, capacity, minFree, f, maxQueued, indexMapSize, readOnCaller);
+        }
+
+        public Nvme withReadOnCaller(boolean r) {
+            return new Nvme(dir, capacity, minFree, fsync, maxQueued, indexMapSize, r);
         }
     }
 
@@ -159,7 +169,8 @@ public record L1Config(String name, DataSize memory, DataSize blockSize, Duratio
                     n.size("min-free", DataSize.ofGiB(1), DataSize.ZERO, DataSize.ofBytes(Long.MAX_VALUE)),
                     n.bool("fsync", true),
                     n.size("max-queued", DataSize.ofMiB(64), block, DataSize.ofGiB(64)),
-                    n.size("index-map-size", DataSize.ofGiB(1), DataSize.ofMiB(1), DataSize.ofGiB(1024))));
+                    n.size("index-map-size", DataSize.ofGiB(1), DataSize.ofMiB(1), DataSize.ofGiB(1024)),
+                    n.bool("read-on-caller", true)));
         }
         WriteBack d = WriteBack.DEFAULTS;
         ConfigNode w = s.section("write-back");

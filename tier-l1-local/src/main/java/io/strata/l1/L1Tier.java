@@ -2,10 +2,8 @@ package io.strata.l1;
 
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.IllegalReferenceCountException;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
@@ -55,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Buffer ownership follows {@link Tier}: reads return an <b>owned</b>, read-only buffer;
  * writes <b>borrow</b> {@code data} until their future completes (absorbed writes are copied).
- * Cache blocks come from an unpooled allocator: a block buffer is never recycled, so a reader
+ * Cache blocks are {@link BlockBuf}s: a block buffer object is never recycled, so a reader
  * racing an eviction sees a released buffer (and re-fetches), never another block's bytes. L1
  * does not close the tier below: whoever built the stack does, after closing L1.
  */
@@ -70,7 +68,6 @@ public final class L1Tier implements Tier {
     private final MemoryTier memory;
     private final NvmeStore nvme;
     private final WriteBack writeBack;
-    private final ByteBufAllocator alloc = UnpooledByteBufAllocator.DEFAULT;
     private final ConcurrentHashMap<BlockKey, CompletableFuture<ByteBuf>> inflight = new ConcurrentHashMap<>();
     private final ScheduledFuture<?> sweeper;
     private volatile boolean closed;
@@ -277,6 +274,7 @@ public final class L1Tier implements Tier {
                 try {
                     return CompletableFuture.completedFuture(buf.retain());
                 } catch (IllegalReferenceCountException released) {
+                    inflight.remove(k, other);
                     return block(chunk, io, index, b);
                 }
             });
@@ -296,7 +294,7 @@ public final class L1Tier implements Tier {
         try {
             NvmeStore.Entry e = nvme == null ? null : nvme.lookup(k, h.pin(), ttl);
             if (e != null) {
-                src = nvme.read(e, alloc).thenCompose(buf -> {
+                src = nvme.read(e).thenCompose(buf -> {
                     if (buf != null) {
                         return CompletableFuture.completedFuture(new Fetched(buf, L1Metrics.Tier.NVME));
                     }
@@ -326,8 +324,10 @@ public final class L1Tier implements Tier {
                     nvme.offer(k, blk, stamp, h.pin(), ttl);
                 }
             }
-            mine.complete(blk);
+            // out of the map first: a read arriving from now on starts afresh; the ones already
+            // attached run inside complete(), while this loader still holds its reference
             inflight.remove(k, mine);
+            mine.complete(blk);
         });
     }
 
@@ -347,7 +347,7 @@ public final class L1Tier implements Tier {
             }
             try {
                 int n = Math.min(b, buf.readableBytes());
-                ByteBuf copy = alloc.directBuffer(n, n);
+                ByteBuf copy = BlockBuf.allocate(n);
                 copy.writeBytes(buf, buf.readerIndex(), n);
                 return new Fetched(copy, L1Metrics.Tier.BELOW);
             } finally {
@@ -514,6 +514,14 @@ public final class L1Tier implements Tier {
         } catch (RuntimeException e) {
             LOG.warn("L1: maintenance failed: {}", e.toString());
         }
+    }
+
+    /**
+     * Completes once every block offered to the NVMe tier so far has been written there (or
+     * refused); at once without an NVMe tier. For benchmarks and tools that want a settled cache.
+     */
+    public CompletableFuture<Void> drainAsync() {
+        return nvme == null ? CompletableFuture.completedFuture(null) : nvme.barrier();
     }
 
     // package-private views for tests

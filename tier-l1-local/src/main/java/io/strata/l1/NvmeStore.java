@@ -1,7 +1,7 @@
 package io.strata.l1;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.internal.ThreadExecutorMap;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
@@ -432,19 +432,20 @@ final class NvmeStore implements AutoCloseable {
     }
 
     /**
-     * Reads an entry's block, checking its length and CRC32C. Completes with an <b>owned</b>
-     * buffer, or null when the block is unusable; an unusable block that is still indexed is
+     * Reads an entry's block, checking its length and CRC32C: on the calling thread when
+     * {@code read-on-caller} and it is not an event loop, else on the read executor. Completes
+     * with an <b>owned</b> buffer, or null when the block is unusable; an unusable block that is still indexed is
      * dropped and counted in {@code strata.l1.corruptions} (never returned).
      */
-    CompletableFuture<ByteBuf> read(Entry e, ByteBufAllocator alloc) {
-        return CompletableFuture.supplyAsync(() -> {
+    CompletableFuture<ByteBuf> read(Entry e) {
+        java.util.function.Supplier<ByteBuf> task = () -> {
             try {
                 ctx.faults().fire(READ);
                 try (FileChannel ch = FileChannel.open(path(e.key), StandardOpenOption.READ)) {
                     if (ch.size() != e.length) {
                         return unusable(e, "short");
                     }
-                    ByteBuf buf = alloc.directBuffer(e.length, e.length);
+                    ByteBuf buf = BlockBuf.allocate(e.length);
                     try {
                         long pos = 0;
                         while (pos < e.length) {
@@ -471,7 +472,11 @@ final class NvmeStore implements AutoCloseable {
                 LOG.warn("L1: reading cached block {} failed: {}", e.key, ex.toString());
                 return unusable(e, "io");
             }
-        }, readExecutor);
+        };
+        if (config.readOnCaller() && ThreadExecutorMap.currentExecutor() == null) {
+            return CompletableFuture.completedFuture(task.get());
+        }
+        return CompletableFuture.supplyAsync(task, readExecutor);
     }
 
     private ByteBuf unusable(Entry e, String kind) {
@@ -878,11 +883,19 @@ final class NvmeStore implements AutoCloseable {
         }
     }
 
-    /** Waits for everything queued on the writer so far (tests, drop). */
+    /** Completes once everything queued on the writer so far, and every block offered so far, is done. */
     CompletableFuture<Void> barrier() {
         CompletableFuture<Void> f = new CompletableFuture<>();
         try {
-            writer.execute(() -> f.complete(null));
+            writer.execute(() -> {
+                try {
+                    while (!offers.isEmpty() && !closed) {
+                        drain();
+                    }
+                } finally {
+                    f.complete(null);
+                }
+            });
         } catch (java.util.concurrent.RejectedExecutionException closing) {
             f.complete(null);
         }

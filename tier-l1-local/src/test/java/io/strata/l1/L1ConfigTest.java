@@ -33,6 +33,7 @@ class L1ConfigTest {
                 fsync = false
                 max-queued = "128MiB"
                 index-map-size = "2GiB"
+                read-on-caller = false
                 [l1.write-back]
                 buffer = "64MiB"
                 small-write-max = "256KiB"
@@ -52,6 +53,7 @@ class L1ConfigTest {
         assertThat(n.fsync()).isFalse();
         assertThat(n.maxQueued()).isEqualTo(DataSize.ofMiB(128));
         assertThat(n.indexMapSize()).isEqualTo(DataSize.ofGiB(2));
+        assertThat(n.readOnCaller()).isFalse();
         assertThat(c.writeBack()).isEqualTo(new L1Config.WriteBack(DataSize.ofMiB(64), DataSize.ofKiB(256), 4, 7,
                 Duration.ofMillis(50), Duration.ofSeconds(10)));
     }

@@ -54,8 +54,13 @@ class NvmeCorruptionTest {
     }
 
     private L1Tier l1() {
-        // a memory tier of one block: reads of other blocks come from NVMe
-        return new L1Tier(ctx, Fixture.config("c", DataSize.ofKiB(17), DataSize.ofBytes(BLOCK), dir.resolve("nvme"), DataSize.ofMiB(4)), below);
+        return l1(true);
+    }
+
+    /** A memory tier of one block: reads of other blocks come from NVMe (read on the caller's thread, or on the blocking pool). */
+    private L1Tier l1(boolean readOnCaller) {
+        L1Config c = Fixture.config("c", DataSize.ofKiB(17), DataSize.ofBytes(BLOCK), dir.resolve("nvme"), DataSize.ofMiB(4));
+        return new L1Tier(ctx, c.withNvme(c.nvme().orElseThrow().withReadOnCaller(readOnCaller)), below);
     }
 
     private void fill() {
@@ -109,7 +114,7 @@ class NvmeCorruptionTest {
     @Test
     void readErrorsAndFailedBlockWritesNeverFailTheRead() {
         fill();
-        try (L1Tier l1 = l1()) {
+        try (L1Tier l1 = l1(false)) {
             var rule = ctx.faults().arm(NvmeStore.READ, new Fault.Fail(new StrataException(Status.IO_ERROR, "injected EIO"))).times(2);
             assertThat(read(l1, c, 0, 2 * BLOCK, io(1))).isEqualTo(java.util.Arrays.copyOf(data, 2 * BLOCK));
             assertThat(rule.fired()).isEqualTo(2);
