@@ -7,9 +7,6 @@ import io.strata.core.ChunkId;
 import io.strata.core.DataSize;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
-import io.strata.core.NodeId;
-import io.strata.core.TargetId;
-import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
@@ -19,27 +16,12 @@ import io.strata.core.util.Futures;
 import io.strata.l1.L1Config;
 import io.strata.l1.L1Stats;
 import io.strata.l1.L1Tier;
-import io.strata.l3.ReadPolicy;
-import io.strata.l3.StorageClient;
-import io.strata.l3.StorageClientOptions;
-import io.strata.l3.StorageConfig;
-import io.strata.l3.StorageNode;
-import io.strata.l3.engine.EngineOptions;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.ChainTable;
-import io.strata.placement.NodeInfo;
-import io.strata.placement.RoutingInfo;
-import io.strata.placement.StaticRoutingSource;
-import io.strata.placement.TargetInfo;
-import io.strata.placement.TargetState;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -50,7 +32,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
@@ -89,7 +70,7 @@ public final class L1Bench {
         }
     }
 
-    private static final long INODE = 1000;
+    static final long INODE = 1000;
 
     private L1Bench() {
     }
@@ -106,12 +87,12 @@ public final class L1Bench {
                 Runtime.getRuntime().availableProcessors());
         Map<String, String> result = new LinkedHashMap<>();
         Table t = new Table("case", "read", "system", "MB/s", "ratio", "note");
-        try (MiniL3 l3 = new MiniL3(root.resolve("l3"))) {
+        try (L1BenchSupport.MiniL3 l3 = new L1BenchSupport.MiniL3(root.resolve("l3"))) {
             long t0 = System.nanoTime();
             l3.load(chunks, chunk);
             out.printf(Locale.ROOT, "loaded the working set into L3 in %.1f s%n", (System.nanoTime() - t0) / 1e9);
-            FileSet tmpfsFiles = FileSet.create(shm.resolve("ws"), chunks, chunk, false);
-            FileSet diskFiles = FileSet.create(root.resolve("raw"), chunks, chunk, true);
+            L1BenchSupport.FileSet tmpfsFiles = L1BenchSupport.FileSet.create(shm.resolve("ws"), chunks, chunk, false);
+            L1BenchSupport.FileSet diskFiles = L1BenchSupport.FileSet.create(root.resolve("raw"), chunks, chunk, true);
             NodeContext ctx = NodeContext.builder("bench-l1").eventLoopThreads(1).build();
             try {
                 Path nvmeDir = root.resolve("nvme");
@@ -304,7 +285,7 @@ public final class L1Bench {
 
     // ---- Zipf sample reads ----
 
-    private static void zipf(Options o, MiniL3 l3, NodeContext ctx, Path root, Table t, Map<String, String> result, PrintStream out)
+    private static void zipf(Options o, L1BenchSupport.MiniL3 l3, NodeContext ctx, Path root, Table t, Map<String, String> result, PrintStream out)
             throws Exception {
         int n = o.samples();
         int size = o.sampleSize().toIntExact();
@@ -314,7 +295,10 @@ public final class L1Bench {
         out.printf(Locale.ROOT, "loaded %d samples of %s into L3 in %.1f s%n", n, o.sampleSize(), (System.nanoTime() - t0) / 1e9);
         long dataset = (long) n * size;
         Zipf z = new Zipf(n, o.zipfS(), 99);
-        L1Config cfg = config("zipf", DataSize.ofBytes(dataset / 8), o, root.resolve("nvme-zipf"), DataSize.ofBytes(dataset / 4));
+        long block = o.blockSize().bytes();
+        long memory = Math.max(dataset / 8, 2 * block);
+        long nvme = Math.max(dataset / 4, 4 * block);
+        L1Config cfg = config("zipf", DataSize.ofBytes(memory), o, root.resolve("nvme-zipf"), DataSize.ofBytes(nvme));
         double l1Rate;
         double ratio;
         double steady;
@@ -329,7 +313,7 @@ public final class L1Bench {
             long all = hits + b.belowReads() - a.belowReads();
             steady = all == 0 ? 0 : (double) hits / all;
             out.printf(Locale.ROOT, "zipf job: %d reads of %d samples (s=%.2f), L1 memory %s, NVMe %s: %d memory hits, %d NVMe hits, %d from L3%n",
-                    o.zipfReads(), n, o.zipfS(), DataSize.human(dataset / 8), DataSize.human(dataset / 4), b.memoryHits(), b.nvmeHits(),
+                    o.zipfReads(), n, o.zipfS(), DataSize.human(memory), DataSize.human(nvme), b.memoryHits(), b.nvmeHits(),
                     b.belowReads());
         }
         double l3Rate = samples(l3.client, z, Math.max(1000, o.zipfReads() / 4), o.threads(), size, chunkSize);
@@ -354,7 +338,7 @@ public final class L1Bench {
                 ByteBuffer dst = ByteBuffer.allocateDirect(size);
                 while (left.getAndDecrement() > 0) {
                     int s = z.next(rnd);
-                    ByteBuf b = Futures.join(tier.readAsync(chunk(MiniL3.SAMPLE_INODE + s, 0, chunkSize), 0, size, IO));
+                    ByteBuf b = Futures.join(tier.readAsync(chunk(L1BenchSupport.MiniL3.SAMPLE_INODE + s, 0, chunkSize), 0, size, IO));
                     try {
                         dst.clear();
                         b.getBytes(b.readerIndex(), dst);
@@ -406,7 +390,7 @@ public final class L1Bench {
 
     // ---- small-file writes ----
 
-    private static void smallFiles(Options o, MiniL3 l3, NodeContext ctx, Path root, Table t, Map<String, String> result) {
+    private static void smallFiles(Options o, L1BenchSupport.MiniL3 l3, NodeContext ctx, Path root, Table t, Map<String, String> result) {
         int files = o.smallFiles();
         int size = o.smallFileSize().toIntExact();
         int piece = o.smallWrite().toIntExact();
@@ -462,136 +446,6 @@ public final class L1Bench {
             Futures.join(CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)));
         }
         return files / ((System.nanoTime() - t0) / 1e9);
-    }
-
-    // ---- baselines: the same bytes as plain files ----
-
-    /** The working set as one file per chunk, read with positional FileChannel reads. */
-    static final class FileSet implements AutoCloseable {
-        private final FileChannel[] files;
-        private final int chunk;
-
-        private FileSet(FileChannel[] files, int chunk) {
-            this.files = files;
-            this.chunk = chunk;
-        }
-
-        static FileSet create(Path dir, int chunks, int chunk, boolean fsync) throws IOException {
-            Files.createDirectories(dir);
-            FileChannel[] fs = new FileChannel[chunks];
-            for (int c = 0; c < chunks; c++) {
-                Path p = dir.resolve("chunk-" + c);
-                try (FileChannel w = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                    ByteBuffer b = ByteBuffer.wrap(MiniL3.content(c, chunk));
-                    while (b.hasRemaining()) {
-                        w.write(b);
-                    }
-                    if (fsync) {
-                        w.force(false);
-                    }
-                }
-                fs[c] = FileChannel.open(p, StandardOpenOption.READ);
-            }
-            return new FileSet(fs, chunk);
-        }
-
-        void read(long pos, int len, ByteBuffer dst) throws IOException {
-            FileChannel ch = files[(int) (pos / chunk)];
-            long off = pos % chunk;
-            dst.clear().limit(len);
-            while (dst.hasRemaining()) {
-                int n = ch.read(dst, off + dst.position());
-                if (n < 0) {
-                    throw new IOException("short file");
-                }
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            for (FileChannel f : files) {
-                f.close();
-            }
-        }
-    }
-
-    // ---- L3: three storage nodes in this JVM ----
-
-    static final class MiniL3 implements AutoCloseable {
-        static final long SAMPLE_INODE = 100_000;
-        final NodeContext[] ctx = new NodeContext[4];
-        final StorageNode[] nodes = new StorageNode[4];
-        final NodeContext clientCtx;
-        final StorageClient client;
-        final StaticRoutingSource routing = new StaticRoutingSource(RoutingInfo.EMPTY);
-
-        MiniL3(Path dir) {
-            ChainId chain = ChainId.of(1);
-            for (int i = 1; i <= 3; i++) {
-                ctx[i] = NodeContext.builder("bench-storage-" + i).eventLoopThreads(1).build();
-                StorageConfig cfg = new StorageConfig(NodeId.of(i), List.of(new StorageConfig.Target(TargetId.of(i * 100L + 1),
-                        dir.resolve("node-" + i))), EngineOptions.DEFAULTS, Duration.ofSeconds(10));
-                nodes[i] = StorageNode.start(ctx[i], cfg, routing, RpcOptions.DEFAULTS, new InetSocketAddress("127.0.0.1", 0));
-            }
-            Map<NodeId, NodeInfo> ns = new LinkedHashMap<>();
-            Map<TargetId, TargetInfo> ts = new LinkedHashMap<>();
-            List<TargetId> members = new ArrayList<>();
-            for (int i = 1; i <= 3; i++) {
-                ns.put(NodeId.of(i), new NodeInfo(NodeId.of(i), "127.0.0.1", nodes[i].address().getPort(), Map.of()));
-                TargetId tid = TargetId.of(i * 100L + 1);
-                ts.put(tid, new TargetInfo(tid, NodeId.of(i), TargetState.SERVING));
-                members.add(tid);
-            }
-            routing.update(new RoutingInfo(1, ns, ts, Map.of(chain, new ChainInfo(chain, 1, members)),
-                    List.of(new ChainTable(1, 1, 3, List.of(chain)))));
-            clientCtx = NodeContext.builder("bench-l1-client").eventLoopThreads(1).build();
-            client = new StorageClient(clientCtx, routing, RpcOptions.DEFAULTS,
-                    StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.ROUND_ROBIN).withAttemptTimeout(Duration.ofSeconds(30)));
-        }
-
-        static byte[] content(int c, int size) {
-            byte[] b = new byte[size];
-            new Random(c).nextBytes(b);
-            return b;
-        }
-
-        void load(int chunks, int chunk) {
-            Semaphore inFlight = new Semaphore(8);
-            List<CompletableFuture<Void>> all = new ArrayList<>();
-            for (int c = 0; c < chunks; c++) {
-                inFlight.acquireUninterruptibly();
-                ByteBuf b = Unpooled.wrappedBuffer(content(c, chunk));
-                all.add(client.writeAsync(chunk(INODE, c, chunk), 0, b, IO).whenComplete((v, e) -> {
-                    b.release();
-                    inFlight.release();
-                }));
-            }
-            Futures.join(CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)));
-        }
-
-        void loadSamples(int n, int size, int chunkSize) {
-            Semaphore inFlight = new Semaphore(16);
-            List<CompletableFuture<Void>> all = new ArrayList<>();
-            for (int s = 0; s < n; s++) {
-                inFlight.acquireUninterruptibly();
-                ByteBuf b = Unpooled.wrappedBuffer(content(1_000_000 + s, size));
-                all.add(client.writeAsync(chunk(SAMPLE_INODE + s, 0, chunkSize), 0, b, IO).whenComplete((v, e) -> {
-                    b.release();
-                    inFlight.release();
-                }));
-            }
-            Futures.join(CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)));
-        }
-
-        @Override
-        public void close() {
-            client.close();
-            clientCtx.close();
-            for (int i = 1; i <= 3; i++) {
-                nodes[i].close();
-                ctx[i].close();
-            }
-        }
     }
 
     private static void deleteTree(Path p) throws IOException {

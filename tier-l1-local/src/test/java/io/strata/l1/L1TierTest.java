@@ -72,8 +72,19 @@ class L1TierTest {
         assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
         assertThat(below.reads.get()).isEqualTo(fetched + 2);
         L1Stats s = l1.stats();
-        assertThat(s.memoryHits()).isGreaterThanOrEqualTo(8);
+        assertThat(s.memoryHits()).isEqualTo(8);
         assertThat(s.belowReads()).isEqualTo(5);
+        // the same figures as meters, by tier
+        var m = ctx.meters();
+        assertThat(m.get("strata.l1.hits").tags("tier", "memory", "cache", "t").counter().count()).isEqualTo(8);
+        assertThat(m.get("strata.l1.hits").tags("tier", "below").counter().count()).isEqualTo(5);
+        assertThat(m.get("strata.l1.misses").tags("tier", "memory").counter().count()).isEqualTo(5);
+        assertThat(m.get("strata.l1.misses").tags("tier", "nvme").counter().count()).isEqualTo(5);
+        assertThat(m.get("strata.l1.read.bytes").tags("tier", "below").counter().count()).isEqualTo(20_000);
+        assertThat(m.get("strata.l1.cached.blocks").tags("tier", "memory").gauge().value()).isEqualTo(5);
+        Futures.join(l1.drainAsync(), Fixture.T);
+        assertThat(m.get("strata.l1.cached.blocks").tags("tier", "nvme").gauge().value()).isEqualTo(5);
+        assertThat(m.get("strata.l1.writeback.oldest.age").gauge().value()).isZero();
     }
 
     @Test
