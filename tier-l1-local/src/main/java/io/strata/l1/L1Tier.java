@@ -79,6 +79,11 @@ public final class L1Tier implements Tier {
 
     /** As above, with the disk's free space reported by {@code freeSpace} (tests of the free-space floor). */
     L1Tier(NodeContext ctx, L1Config config, Tier below, LongSupplier freeSpace) {
+        long direct = io.netty.util.internal.PlatformDependent.maxDirectMemory();
+        if (direct > 0 && config.memory().bytes() > direct - (64L << 20)) {
+            throw new io.strata.config.ConfigException("l1.memory", config.memory() + " of cached blocks does not fit in this JVM's "
+                    + "direct memory (" + io.strata.core.DataSize.human(direct) + "); raise -XX:MaxDirectMemorySize or lower l1.memory");
+        }
         this.ctx = ctx;
         this.config = config;
         this.below = below;

@@ -210,6 +210,14 @@ class L1TierTest {
     }
 
     @Test
+    void aMemoryTierLargerThanDirectMemoryIsRefusedAtOpen() {
+        long direct = io.netty.util.internal.PlatformDependent.maxDirectMemory();
+        L1Config huge = Fixture.config("huge", DataSize.ofBytes(direct), BLOCK, null, null);
+        assertThatThrownBy(() -> new L1Tier(ctx, huge, below)).isInstanceOf(io.strata.config.ConfigException.class)
+                .hasMessageContaining("MaxDirectMemorySize");
+    }
+
+    @Test
     void closedTierRefusesWork() {
         l1.close();
         assertThatThrownBy(() -> Futures.join(l1.readAsync(chunk(1, 0, CHUNK), 0, 1, io(1)), Fixture.T))
