@@ -13,16 +13,18 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code strata storage --config FILE}: a storage node serving its chunk targets on CRAQ chains.
- * The file has {@code [node]} (name, listen, data, metrics), {@code [rpc]}, {@code [storage]}
- * (node-id, targets, ...) and the chain table as {@code [routing]} (see
- * docs/internals/craq.md); a bad value names its key and is refused at start.
+ * The file has {@code [node]} (name, listen, data, metrics), {@code [rpc]} and {@code [storage]}
+ * (node-id, targets, and {@code mgmtd}: the cluster manager it registers with and routes by), or,
+ * without a manager, a static chain table as {@code [routing]} (see docs/operations.md); a bad
+ * value names its key and is refused at start. The ready file is written once the node serves:
+ * for a managed node, once the manager granted it a lease.
  */
 @Command(name = "storage", description = "Run a storage node (chunk targets on CRAQ chains) until stopped.")
 final class StorageCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(StorageCommand.class);
 
     @Option(names = "--config", required = true, paramLabel = "FILE",
-            description = "TOML file with [node], [rpc], [storage] and [routing] tables.")
+            description = "TOML file with [node], [rpc] and [storage] tables ([storage] mgmtd, or a static [routing] table).")
     Path config;
 
     @Override
@@ -31,7 +33,7 @@ final class StorageCommand implements Callable<Integer> {
         DaemonRuntime rt = new DaemonRuntime("storage", cfg.node());
         StorageNode node;
         try {
-            node = StorageNode.start(rt.ctx, cfg.storage(), cfg.routing(), cfg.node().rpc(), cfg.listen());
+            node = cfg.start(rt.ctx);
         } catch (RuntimeException e) {
             rt.close();
             throw e;
@@ -41,11 +43,18 @@ final class StorageCommand implements Callable<Integer> {
         if (rt.metricsAddress() != null) {
             info.put("metrics", NodeCommand.hostPort(rt.metricsAddress()));
         }
-        if (cfg.node().data() != null) {
-            DaemonRuntime.announceReady(cfg.node().data(), info);
-        }
-        LOG.info("{}: ready, storage node {} with targets {}, rpc {}{}", cfg.node().name(), node.nodeId(), node.targets(),
-                info.get("rpc"), info.containsKey("metrics") ? ", metrics http://" + info.get("metrics") + "/metrics" : "");
+        node.registered().thenRun(() -> {
+            try {
+                if (cfg.node().data() != null) {
+                    DaemonRuntime.announceReady(cfg.node().data(), info);
+                }
+            } catch (java.io.IOException e) {
+                LOG.error("{}: cannot write the ready file: {}", cfg.node().name(), e.toString());
+            }
+            LOG.info("{}: ready, storage node {} with targets {}, rpc {}{}{}", cfg.node().name(), node.nodeId(), node.targets(),
+                    info.get("rpc"), info.containsKey("metrics") ? ", metrics http://" + info.get("metrics") + "/metrics" : "",
+                    cfg.storage().managed() ? ", registered with the cluster manager " + cfg.storage().mgmtd() : ", static routing");
+        });
         rt.runUntilStopped(node::close);
         return 0;
     }

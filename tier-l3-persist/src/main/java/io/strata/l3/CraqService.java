@@ -58,18 +58,22 @@ import java.util.concurrent.TimeUnit;
 final class CraqService {
     /** How often a read retries when the chunk moved on while it asked the tail. */
     private static final int READ_ATTEMPTS = 8;
+    /** A tail's answer to QueryVersion when it cannot tell (a syncing tail that has not seen the chunk yet). */
+    static final long VERSION_UNKNOWN = -1;
 
     private final StorageNode node;
     private final Replicator replicator;
     private final ChunkLocks locks;
     private final StorageMetrics metrics;
+    private final ResyncReceiver receiver;
     private final ConcurrentHashMap<RequestId, CompletableFuture<WriteDone>> inflight = new ConcurrentHashMap<>();
 
     CraqService(StorageNode node, Replicator replicator, StorageMetrics metrics) {
         this.node = node;
         this.replicator = replicator;
         this.metrics = metrics;
-        this.locks = new ChunkLocks(node.io());
+        this.receiver = node.receiver();
+        this.locks = node.locks();
     }
 
     private static long deadline(Request<?> req, long capNanos) {
@@ -151,7 +155,12 @@ final class CraqService {
         } catch (RuntimeException e) {
             result = CompletableFuture.failedFuture(e);
         }
-        return result.whenComplete((r, e) -> metrics.done("write", start, e)).thenApply(Reply::of);
+        // a node fenced while the write was in flight does not acknowledge it (the client retries
+        // with the same request id elsewhere and learns the outcome there)
+        return result.thenApply(d -> {
+            node.gate().check();
+            return d;
+        }).whenComplete((r, e) -> metrics.done("write", start, e)).thenApply(Reply::of);
     }
 
     /** Under the chunk lock: the returned future completes when the lock may be released. */
@@ -196,8 +205,11 @@ final class CraqService {
         ChunkEngine engine = view.engine();
         boolean tail = view.isTail();
         return engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail)
-                .thenCompose(written -> tail ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null)))
-                        : passOn(view, a, written, fwd, payload, deadline));
+                .thenCompose(written -> {
+                    receiver.stored(view, a.id());
+                    return tail ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null)))
+                            : passOn(view, a, written, fwd, payload, deadline);
+                });
     }
 
     /**
@@ -208,20 +220,22 @@ final class CraqService {
     private CompletableFuture<Stored> passOn(ChainView view, ChunkAddress a, ChunkMeta written, ForwardUpdate fwd, ByteBuf payload,
                                              long deadline) {
         metrics.bytes("forward", payload.readableBytes());
-        return replicator.forward(a.chain(), view.self(), fwd, payload, deadline).thenCompose(ack -> {
-            if (ack.isEmpty()) {
-                return view.engine().commitAsync(written, fwd.version(), true)
-                        .thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null)));
-            }
-            CompletableFuture<ChunkMeta> commit = view.engine().commitAsync(written, fwd.version(), false);
-            return CompletableFuture.completedFuture(new Stored(written.commitPending(), commit));
-        });
+        ChunkVersion stored = written.version(fwd.version()).orElse(null);
+        return replicator.forward(a.chain(), view.self(), fwd, payload, () -> readWhole(view.engine(), a.id(), stored), deadline)
+                .thenCompose(ack -> {
+                    if (ack.isEmpty()) {
+                        return view.engine().commitAsync(written, fwd.version(), true)
+                                .thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null)));
+                    }
+                    CompletableFuture<ChunkMeta> commit = view.engine().commitAsync(written, fwd.version(), false);
+                    return CompletableFuture.completedFuture(new Stored(written.commitPending(), commit));
+                });
     }
 
     /**
      * A pending version that no write in flight owns (its head crashed, its client gave up):
-     * ask the tail. Committed there: record the commit here. Not committed: roll it forward
-     * (forward its content as REPLACE, so every replica ends with the same version v), then commit.
+     * ask the tail. Committed there: record the commit here. Not committed (or the tail cannot
+     * tell: a syncing tail that has not seen the chunk yet): roll it forward.
      */
     private CompletableFuture<ChunkMeta> resolvePending(ChainView view, ChunkAddress a, ChunkMeta meta, long deadline) {
         ChunkVersion p = meta.pending();
@@ -233,18 +247,34 @@ final class CraqService {
             if (committed >= p.version()) {
                 return engine.commitAsync(meta, p.version(), false);
             }
-            ByteBuf content = readWhole(engine, a.id(), p);
-            UpdateKind kind = p.removed() ? UpdateKind.REMOVE : UpdateKind.REPLACE;
-            ForwardUpdate fwd = new ForwardUpdate(ChunkRef.of(a), view.version(), p.request(), p.version(), kind, 0,
-                    p.removed() ? 0 : p.length(), Crc32c.of(content));
-            return passOn(view, a, meta, fwd, content, deadline)
-                    .whenComplete((s, e) -> content.release())
-                    .thenCompose(s -> s.commit.thenApply(x -> s.meta));
+            return rollForward(view, a, meta, deadline);
         });
     }
 
-    private static ByteBuf readWhole(ChunkEngine engine, ChunkId id, ChunkVersion v) {
-        if (v.removed() || v.length() == 0) {
+    /**
+     * Rolls a pending version forward: forwards its content as REPLACE of the same version (so
+     * every replica after this one ends with the same version v, whatever it held), then commits
+     * it here. Safe whether or not the version was committed somewhere before: its content was
+     * decided once, at the head. Call under the chunk lock.
+     */
+    CompletableFuture<ChunkMeta> rollForward(ChainView view, ChunkAddress a, ChunkMeta meta, long deadline) {
+        ChunkVersion p = meta.pending();
+        ChunkEngine engine = view.engine();
+        if (view.isTail()) {
+            return engine.commitAsync(meta, p.version(), true);
+        }
+        ByteBuf content = readWhole(engine, a.id(), p);
+        UpdateKind kind = p.removed() ? UpdateKind.REMOVE : UpdateKind.REPLACE;
+        ForwardUpdate fwd = new ForwardUpdate(ChunkRef.of(a), view.version(), p.request(), p.version(), kind, 0,
+                p.removed() ? 0 : p.length(), Crc32c.of(content));
+        return passOn(view, a, meta, fwd, content, deadline)
+                .whenComplete((s, e) -> content.release())
+                .thenCompose(s -> s.commit.thenApply(x -> s.meta));
+    }
+
+    /** The whole content of {@code v} (an owned buffer). */
+    static ByteBuf readWhole(ChunkEngine engine, ChunkId id, ChunkVersion v) {
+        if (v == null || v.removed() || v.length() == 0) {
             return Unpooled.EMPTY_BUFFER;
         }
         try (FileChannel ch = engine.openData(id, v)) {
@@ -289,6 +319,9 @@ final class CraqService {
 
     private CompletableFuture<?> successorUpdate(ChainView view, ChunkAddress a, ForwardUpdate m, ByteBuf payload, long deadline,
                                                  CompletableFuture<UpdateAcked> reply) {
+        if (receiver.untrusted(view, a.id())) {
+            return syncingUpdate(view, a, m, payload, reply);
+        }
         ChunkEngine engine = view.engine();
         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
         long u = m.version();
@@ -326,6 +359,30 @@ final class CraqService {
         });
     }
 
+    /**
+     * A forwarded update at a syncing target for a chunk it has not been brought up to date on
+     * yet (docs/internals/resync.md): what it holds may come from an earlier epoch and is no
+     * base for anything. A full replace or a removal is stored as given (committed: a syncing
+     * target is the tail); anything else is refused with CHUNK_BUSY, and the predecessor's retry
+     * sends the whole chunk.
+     */
+    private CompletableFuture<?> syncingUpdate(ChainView view, ChunkAddress a, ForwardUpdate m, ByteBuf payload,
+                                               CompletableFuture<UpdateAcked> reply) {
+        if ((m.kind() != UpdateKind.REPLACE && m.kind() != UpdateKind.REMOVE) || !view.isTail()) {
+            throw new StrataException(Status.CHUNK_BUSY, view.self() + " is syncing and has no base for " + m.kind() + " v"
+                    + m.version() + " of chunk " + a.id() + " yet (the predecessor sends whole chunks)");
+        }
+        ChunkEngine engine = view.engine();
+        ChunkMeta held = engine.find(a.id()).orElse(ChunkMeta.absent(a.id(), a.chunkSize()));
+        ChunkMeta base = new ChunkMeta(a.id(), a.chunkSize(), held.chainVersion(), held.committed(), held.pending(), held.recent());
+        Update update = new Update(m.kind(), 0, m.length(), m.request());
+        return engine.applyAsync(base, update, payload, m.version(), view.version(), true).thenApply(c -> {
+            receiver.stored(view, a.id());
+            reply.complete(new UpdateAcked(m.version(), c.committedLength(), c.committed() == null ? 0 : c.committed().crc()));
+            return c;
+        });
+    }
+
     // ---- reads, at any serving replica ----
 
     CompletableFuture<Reply> read(Request<ReadChunk> req) {
@@ -359,13 +416,21 @@ final class CraqService {
 
     private CompletableFuture<Reply> readAttempt(ChainView view, ChunkAddress a, ReadChunk m, long deadline, int attempt) {
         return CompletableFuture.supplyAsync(() -> Snapshot.open(view.engine(), a), node.io()).thenCompose(snap -> {
-            if (!snap.meta.dirty() || view.isTail()) {
+            if (!snap.meta.dirty()) {
                 return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.committed()));
+            }
+            if (view.isTail()) {
+                snap.close();
+                return settleThenRead(view, a, m, deadline, attempt);
             }
             return replicator.committedAtTail(a.chain(), view.self(), ChunkRef.of(a), deadline).handleAsync((committed, err) -> {
                 if (err != null) {
                     snap.close();
                     throw new CompletionException(StrataException.wrap(err));
+                }
+                if (committed == VERSION_UNKNOWN) {
+                    snap.close();
+                    return settleThenRead(view, a, m, deadline, attempt);
                 }
                 if (committed == snap.meta.committedVersion()) {
                     return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.committed()));
@@ -382,6 +447,29 @@ final class CraqService {
                 return readAttempt(view, a, m, deadline, attempt + 1);
             }, node.io()).thenCompose(f -> f);
         });
+    }
+
+    /**
+     * A dirty chunk whose committed version the tail cannot tell: this node is the tail itself
+     * (a pending version left over from before it became the tail), or the tail is a syncing
+     * target that has not seen the chunk in this sync. Waits for any write in flight on the
+     * chunk (takes its lock), resolves a pending version still left by rolling it forward
+     * (committing it at the tail), and reads again. The read then returns a version committed
+     * within its own interval.
+     */
+    private CompletableFuture<Reply> settleThenRead(ChainView view, ChunkAddress a, ReadChunk m, long deadline, int attempt) {
+        if (attempt >= READ_ATTEMPTS || System.nanoTime() > deadline) {
+            return CompletableFuture.failedFuture(new StrataException(Status.CHUNK_BUSY, "chunk " + a.id()
+                    + " stays dirty on " + view.self() + " and its tail cannot tell which version is committed"));
+        }
+        return locks.withLock(view.self(), a.id(), () -> {
+            ChainView now = node.viewOf(a.chain(), view.self());
+            ChunkMeta meta = checkSize(now.engine().meta(a.id(), a.chunkSize()), a);
+            if (!meta.dirty()) {
+                return CompletableFuture.completedFuture(meta);
+            }
+            return rollForward(now, a, meta, deadline);
+        }).thenCompose(x -> readAttempt(view, a, m, deadline, attempt + 1));
     }
 
     /** Serves version {@code v} from the snapshot (closing the snapshot's other file). */
@@ -485,6 +573,9 @@ final class CraqService {
             result = node.view(a.chain(), m.chainVersion()).thenApplyAsync(view -> {
                 if (!view.isTail()) {
                     throw new StrataException.StaleRouting(view.self() + " is not the tail of " + a.chain(), view.version());
+                }
+                if (receiver.untrusted(view, a.id())) {
+                    return Reply.of(new VersionIs(VERSION_UNKNOWN)); // a syncing tail that has not seen this chunk yet
                 }
                 ChunkMeta meta = view.engine().meta(a.id(), a.chunkSize());
                 return Reply.of(new VersionIs(meta.committedVersion()));

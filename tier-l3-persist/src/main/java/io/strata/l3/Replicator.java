@@ -8,7 +8,10 @@ import io.strata.core.StrataException;
 import io.strata.core.TargetId;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.RpcClient;
+import io.strata.l3.engine.Crc32c;
+import io.strata.l3.engine.UpdateKind;
 import io.strata.l3.proto.ChunkRef;
+import io.strata.placement.TargetState;
 import io.strata.l3.proto.StorageMessage.ForwardUpdate;
 import io.strata.l3.proto.StorageMessage.QueryVersion;
 import io.strata.l3.proto.StorageMessage.UpdateAcked;
@@ -18,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * predecessor with a write in flight retries against its <em>new</em> successor (or, when it
  * became the tail itself, learns so and commits). Retryable failures (timeouts, lost
  * connections, a successor that is busy or not serving yet) are retried with backoff until the
- * deadline; a routing change wakes the waiting retries at once.
+ * deadline (so are I/O errors of the successor's disk: it takes a failing target out of service
+ * and routing moves on); a routing change wakes the waiting retries at once.
  */
 final class Replicator {
     private static final Logger LOG = LoggerFactory.getLogger(Replicator.class);
@@ -49,23 +54,52 @@ final class Replicator {
      * Completes with the acknowledgement, or with {@code Optional.empty()} when routing now makes
      * {@code self} the tail. {@code payload} is <b>borrowed</b> until the future completes (each
      * attempt sends a retained duplicate).
+     *
+     * <p>When the successor is {@code syncing}, a WRITE or TRUNCATE is sent as a REPLACE of the
+     * same version carrying the whole new content ({@code whole} supplies it, an owned buffer,
+     * read at most once and released when the forward completes): a syncing target may not hold
+     * the base the update applies to (docs/internals/resync.md).
      */
     CompletableFuture<Optional<UpdateAcked>> forward(ChainId chain, TargetId self, ForwardUpdate msg, ByteBuf payload,
-                                                     long deadlineNanos) {
-        return retrying("forward " + msg.chunk() + " v" + msg.version(), deadlineNanos, view -> {
+                                                     Supplier<ByteBuf> whole, long deadlineNanos) {
+        ByteBuf[] content = new ByteBuf[1];
+        CompletableFuture<Optional<UpdateAcked>> f = retrying("forward " + msg.chunk() + " v" + msg.version(), deadlineNanos, view -> {
             Optional<TargetId> succ = view.successor();
             if (succ.isEmpty()) {
                 return CompletableFuture.completedFuture(Optional.<UpdateAcked>empty());
             }
-            ForwardUpdate m = new ForwardUpdate(msg.chunk(), view.version(), msg.request(), msg.version(), msg.kind(), msg.offset(),
-                    msg.length(), msg.crc32c());
-            Payload p = payload.isReadable() ? Payload.of(payload.retainedDuplicate()) : Payload.NONE;
+            boolean partial = msg.kind() == UpdateKind.WRITE || msg.kind() == UpdateKind.TRUNCATE;
+            ForwardUpdate m;
+            Payload p;
+            if (partial && view.routing().target(succ.get()).state() == TargetState.SYNCING) {
+                synchronized (content) {
+                    if (content[0] == null) {
+                        content[0] = whole.get();
+                    }
+                }
+                ByteBuf c = content[0];
+                m = new ForwardUpdate(msg.chunk(), view.version(), msg.request(), msg.version(), UpdateKind.REPLACE, 0,
+                        c.readableBytes(), Crc32c.of(c));
+                p = c.isReadable() ? Payload.of(c.retainedDuplicate()) : Payload.NONE;
+            } else {
+                m = new ForwardUpdate(msg.chunk(), view.version(), msg.request(), msg.version(), msg.kind(), msg.offset(),
+                        msg.length(), msg.crc32c());
+                p = payload.isReadable() ? Payload.of(payload.retainedDuplicate()) : Payload.NONE;
+            }
             return rpc.call(view.nodeOf(succ.get()).address(), m, p, budget(deadlineNanos)).thenApply(r -> {
                 try (r) {
                     return Optional.of(r.message(UpdateAcked.class));
                 }
             });
         }, chain, self);
+        return f.whenComplete((r, e) -> {
+            synchronized (content) {
+                if (content[0] != null) {
+                    content[0].release();
+                    content[0] = null;
+                }
+            }
+        });
     }
 
     /** Asks the chain's tail which version of the chunk is committed. */
@@ -111,7 +145,10 @@ final class Replicator {
                         return;
                     }
                     StrataException se = StrataException.wrap(err);
-                    if (!se.retryable() || System.nanoTime() > deadlineNanos || node.isClosed()) {
+                    // an I/O error on the successor's disk is retried too: the successor takes a failing
+                    // target out of service after a few, and the routing change brings a new successor
+                    boolean again = se.retryable() || se.status() == Status.IO_ERROR;
+                    if (!again || System.nanoTime() > deadlineNanos || node.isClosed()) {
                         result.completeExceptionally(se);
                         return;
                     }

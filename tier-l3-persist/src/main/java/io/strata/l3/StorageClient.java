@@ -16,8 +16,12 @@ import io.strata.core.tier.TierKind;
 import io.strata.l3.engine.Crc32c;
 import io.strata.l3.engine.RequestId;
 import io.strata.l3.engine.UpdateKind;
+import io.strata.core.ChainId;
 import io.strata.l3.proto.ChunkRef;
+import io.strata.l3.proto.ChunkSummary;
+import io.strata.l3.proto.StorageMessage.ChunkList;
 import io.strata.l3.proto.StorageMessage.ChunkStat;
+import io.strata.l3.proto.StorageMessage.ListChunks;
 import io.strata.l3.proto.StorageMessage.ReadChunk;
 import io.strata.l3.proto.StorageMessage.ReadDone;
 import io.strata.l3.proto.StorageMessage.StatChunk;
@@ -218,6 +222,49 @@ public final class StorageClient implements Tier {
                 });
     }
 
+    /**
+     * Every chunk {@code replica} holds on {@code chain}, in key order, as resync compares them
+     * (tools and tests: do all replicas of a chain hold the same chunks?).
+     */
+    public CompletableFuture<List<ChunkSummary>> listChunksAsync(ChainId chain, TargetId replica, Duration timeout) {
+        List<ChunkSummary> out = new ArrayList<>();
+        CompletableFuture<List<ChunkSummary>> result = new CompletableFuture<>();
+        new Object() {
+            void page(boolean first, long inode, int index) {
+                RoutingInfo r = routing.current();
+                ChainInfo c;
+                try {
+                    c = r.chain(chain);
+                } catch (StrataException e) {
+                    result.completeExceptionally(e);
+                    return;
+                }
+                ListChunks m = new ListChunks(chain.value(), c.version(), first, inode, index, 4096);
+                rpc.call(r.nodeOf(replica).address(), m, Payload.NONE, timeout).whenComplete((resp, err) -> {
+                    if (err != null) {
+                        result.completeExceptionally(StrataException.wrap(err));
+                        return;
+                    }
+                    ChunkList page;
+                    try (resp) {
+                        page = resp.message(ChunkList.class);
+                    } catch (RuntimeException e) {
+                        result.completeExceptionally(e);
+                        return;
+                    }
+                    out.addAll(page.chunks());
+                    if (page.more() && !page.chunks().isEmpty()) {
+                        ChunkSummary last = page.chunks().get(page.chunks().size() - 1);
+                        page(false, last.inode(), last.index());
+                    } else {
+                        result.complete(out);
+                    }
+                });
+            }
+        }.page(true, 0, 0);
+        return result;
+    }
+
     // ---- retries ----
 
     private static boolean routingError(Status s) {
@@ -253,7 +300,9 @@ public final class StorageClient implements Tier {
                         return;
                     }
                     StrataException se = StrataException.wrap(err);
-                    boolean again = read ? replicaError(se.status()) : se.retryable();
+                    // writes are retried on I/O errors too (same request id, so applied once): the
+                    // node whose disk fails takes the target out of service and routing moves on
+                    boolean again = read ? replicaError(se.status()) : se.retryable() || se.status() == Status.IO_ERROR;
                     if (!again || System.nanoTime() >= deadline) {
                         result.completeExceptionally(se);
                         return;

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A storage node as a bare process: {@code StorageNodeMain --config FILE [--crash-at POINT:N]}.
- * Writes {@code <node.data>/ready.properties} (pid, rpc address) once serving, and stops on
+ * Writes {@code <node.data>/ready.properties} (pid, rpc address) once serving (for a node routed
+ * by the cluster manager: once registered), and stops on
  * SIGTERM. Crash tests start it with {@link io.strata.core.util.JavaProcess} and kill it;
  * {@code --crash-at chunk.data-write:5} halts the process (as kill -9 would) the 5th time that
  * fault point fires. The operator's entry point is {@code strata storage --config FILE}.
@@ -53,7 +54,7 @@ public final class StorageNodeMain {
             faults.arm(point, new Fault.Crash()).when(s -> seen.incrementAndGet() == nth);
         }
         NodeContext ctx = NodeContext.builder(cfg.node().name()).transport(cfg.node().transport()).faults(faults).build();
-        StorageNode node = StorageNode.start(ctx, cfg.storage(), cfg.routing(), cfg.node().rpc(), cfg.listen());
+        StorageNode node = cfg.start(ctx);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
@@ -61,7 +62,15 @@ public final class StorageNodeMain {
             stopped.countDown();
         }, "shutdown"));
         Path data = cfg.node().requireData();
-        announceReady(data, node.address().getHostString() + ":" + node.address().getPort());
+        // a managed node is ready once the cluster manager granted it a lease (registration retries until then)
+        node.registered().thenRun(() -> {
+            try {
+                announceReady(data, node.address().getHostString() + ":" + node.address().getPort());
+            } catch (IOException e) {
+                System.err.println("cannot write the ready file: " + e);
+                Runtime.getRuntime().halt(1);
+            }
+        });
         stopped.await();
     }
 

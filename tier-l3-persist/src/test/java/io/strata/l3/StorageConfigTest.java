@@ -71,4 +71,60 @@ class StorageConfigTest {
         StorageConfig.read(typo.section("s"), dir);
         assertThatThrownBy(typo::rejectUnknownKeys).hasMessageContaining("s.verify-read");
     }
+
+    @Test
+    void aManagedNodeNamesItsClusterManagerInsteadOfARoutingTable() throws Exception {
+        Path f = dir.resolve("m.toml");
+        Files.writeString(f, """
+                [node]
+                data = "%s"
+                [storage]
+                node-id = 4
+                mgmtd = ["127.0.0.1:9200", "127.0.0.1:9201", "127.0.0.1:9202"]
+                advertise = "10.1.2.3:9100"
+                labels = { host = "h4", rack = "r2" }
+                resync-bandwidth = "64MiB"
+                failed-after-io-errors = 5
+                [[storage.targets]]
+                id = 401
+                """.formatted(dir.resolve("data")));
+        StorageDaemonConfig c = StorageDaemonConfig.load(f);
+        assertThat(c.storage().managed()).isTrue();
+        assertThat(c.staticRouting()).isEmpty();
+        assertThat(c.storage().mgmtd()).hasSize(3);
+        assertThat(c.storage().mgmtd().get(1).getPort()).isEqualTo(9201);
+        assertThat(c.storage().advertise().getHostString()).isEqualTo("10.1.2.3");
+        assertThat(c.storage().labels()).containsEntry("rack", "r2").containsEntry("host", "h4");
+        assertThat(c.storage().resyncBandwidth().bytes()).isEqualTo(64L << 20);
+        assertThat(c.storage().ioErrorLimit()).isEqualTo(5);
+    }
+
+    @Test
+    void routingComesFromExactlyOnePlace() throws Exception {
+        String base = """
+                [node]
+                data = "%s"
+                [storage]
+                node-id = 1
+                %s
+                [[storage.targets]]
+                id = 101
+                """;
+        Path neither = dir.resolve("n.toml");
+        Files.writeString(neither, base.formatted(dir, ""));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(neither)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("storage.mgmtd");
+        Path both = dir.resolve("b.toml");
+        Files.writeString(both, base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]") + ROUTING);
+        assertThatThrownBy(() -> StorageDaemonConfig.load(both)).isInstanceOf(ConfigException.class).hasMessageContaining("routing");
+        Path empty = dir.resolve("e.toml");
+        Files.writeString(empty, base.formatted(dir, "mgmtd = []"));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(empty)).hasMessageContaining("storage.mgmtd");
+        Path bad = dir.resolve("x.toml");
+        Files.writeString(bad, base.formatted(dir, "mgmtd = [\"nowhere\"]"));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(bad)).hasMessageContaining("storage.mgmtd[0]");
+        Path slow = dir.resolve("s.toml");
+        Files.writeString(slow, base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]\nresync-bandwidth = \"1KiB\""));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(slow)).hasMessageContaining("storage.resync-bandwidth");
+    }
 }

@@ -2,12 +2,14 @@ package io.strata.testing.storage;
 
 import io.strata.core.ChainId;
 import io.strata.core.ChunkId;
+import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
 import io.strata.core.NodeId;
 import io.strata.core.TargetId;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
@@ -19,9 +21,15 @@ import io.strata.placement.ChainInfo;
 import io.strata.placement.ChainTable;
 import io.strata.placement.NodeInfo;
 import io.strata.placement.RoutingInfo;
+import io.strata.placement.RoutingSource;
 import io.strata.placement.StaticRoutingSource;
 import io.strata.placement.TargetInfo;
 import io.strata.placement.TargetState;
+import io.strata.placement.mgmtd.ManagerRoutingSource;
+import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.placement.mgmtd.MgmtdMessage;
+import io.strata.testing.Eventually;
+import io.strata.testing.mgmtd.MiniMgmtdCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -36,7 +44,10 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
- * N storage nodes on loopback with a static chain table, for tests and benchmarks that need L3:
+ * N storage nodes on loopback, for tests and benchmarks that need L3, routed either by a static
+ * chain table or, with {@link Builder#managed}, by a real cluster manager
+ * ({@link MiniMgmtdCluster}, one Ratis peer in this JVM) that the nodes register and heartbeat
+ * with, exactly as in production. Nodes run
  * in this JVM (each node its own {@link NodeContext}, so faults and metrics are per node) or as
  * real child processes ({@link StorageNodeMain} via {@link JavaProcess}, so a test can kill -9
  * one). Chain {@code c} (1..chains) has {@code replicas} targets on nodes c, c+1, ... (mod N),
@@ -51,9 +62,17 @@ import java.util.function.UnaryOperator;
  * }
  * }</pre>
  *
- * In-process nodes and clients share one {@link StaticRoutingSource} ({@link #routing()}), which
- * {@link #updateRouting} changes as a cluster manager would. Process nodes read the routing from
- * their config file and keep it (no manager yet): routing changes are for in-process clusters.
+ * <b>Static routing</b> (the default): in-process nodes and clients share one
+ * {@link StaticRoutingSource} ({@link #routing()}), which {@link #updateRouting} changes as a
+ * cluster manager would. Process nodes read the routing from their config file and keep it:
+ * routing changes are for in-process clusters.
+ *
+ * <p><b>Managed</b> ({@code .managed(lease)}): node i registers targets {@code i*1000 + k}
+ * (k = 1..targets per node), the harness creates chain table 1 once every node registered and
+ * waits until every chained target serves. Chains and their order are the manager's: ask
+ * {@link #members}, {@link #targetOf} or {@link #managerRouting()}. Every client gets its own
+ * {@link ManagerRoutingSource}. A killed node loses its lease after {@code lease}; a restarted one
+ * registers as a new incarnation and is resynced before it serves again ({@link #awaitServing}).
  */
 public final class StorageCluster implements AutoCloseable {
     /** Where the nodes run. */
@@ -61,6 +80,9 @@ public final class StorageCluster implements AutoCloseable {
 
     private final Builder b;
     private final StaticRoutingSource routing = new StaticRoutingSource(RoutingInfo.EMPTY);
+    private MiniMgmtdCluster mgmtd;
+    private RoutingSource watch;
+    private final int[] starts;
     private final InetSocketAddress[] addresses;
     private final NodeContext[] contexts;
     private final StorageNode[] nodes;
@@ -73,6 +95,7 @@ public final class StorageCluster implements AutoCloseable {
         contexts = new NodeContext[b.nodes + 1];
         nodes = new StorageNode[b.nodes + 1];
         processes = new JavaProcess[b.nodes + 1];
+        starts = new int[b.nodes + 1];
     }
 
     public static Builder builder(Path dir, long seed) {
@@ -89,6 +112,8 @@ public final class StorageCluster implements AutoCloseable {
         private Mode mode = Mode.IN_PROCESS;
         private EngineOptions engine = EngineOptions.DEFAULTS;
         private Duration forwardTimeout = Duration.ofSeconds(2);
+        private Duration lease;
+        private DataSize resyncBandwidth = io.strata.l3.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
         // short-lived test processes: C1 only and a serial GC start faster and leave the cores to the test
         private List<String> jvmArgs = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
 
@@ -128,6 +153,21 @@ public final class StorageCluster implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Nodes register with a cluster manager (one Ratis peer in this JVM) whose leases last
+         * {@code lease}; chains come from the manager's chain table 1.
+         */
+        public Builder managed(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /** {@code [storage] resync-bandwidth} of every node. */
+        public Builder resyncBandwidth(DataSize perSecond) {
+            this.resyncBandwidth = perSecond;
+            return this;
+        }
+
         /** Extra JVM flags of process nodes. */
         public Builder jvmArgs(List<String> args) {
             this.jvmArgs = List.copyOf(args);
@@ -150,11 +190,18 @@ public final class StorageCluster implements AutoCloseable {
     }
 
     private void startAll() {
+        if (managed()) {
+            mgmtd = MiniMgmtdCluster.builder(b.dir.resolve("mgmtd")).peers(1).lease(b.lease).seed(b.seed).start();
+            NodeContext hctx = clientContext("harness");
+            watch = managerSource(hctx);
+        }
         if (b.mode == Mode.PROCESSES) {
             for (int i = 1; i <= b.nodes; i++) {
                 addresses[i] = new InetSocketAddress("127.0.0.1", freePort());
             }
-            routing.update(routingInfo(1, Map.of()));
+            if (!managed()) {
+                routing.update(routingInfo(1, Map.of()));
+            }
             for (int i = 1; i <= b.nodes; i++) {
                 launchProcess(i, null);
             }
@@ -165,8 +212,80 @@ public final class StorageCluster implements AutoCloseable {
             for (int i = 1; i <= b.nodes; i++) {
                 startInProcess(i);
             }
-            routing.update(routingInfo(1, Map.of()));
+            if (!managed()) {
+                routing.update(routingInfo(1, Map.of()));
+            }
         }
+        if (managed()) {
+            for (int i = 1; i <= b.nodes; i++) {
+                if (b.mode == Mode.IN_PROCESS) {
+                    Futures.join(nodes[i].registered(), Duration.ofSeconds(60));
+                }
+            }
+            MgmtdClient admin = new MgmtdClient(clientContext("harness-admin"), mgmtd.addresses());
+            synchronized (clients) {
+                clients.add(admin);
+            }
+            Futures.join(admin.call(new MgmtdMessage.CreateChainTable(1, b.replicas), MgmtdMessage.ChainTableCreated.class,
+                    Duration.ofSeconds(10), Duration.ofSeconds(60)), Duration.ofSeconds(70));
+            awaitServing(Duration.ofSeconds(60));
+        }
+    }
+
+    private boolean managed() {
+        return b.lease != null;
+    }
+
+    private ManagerRoutingSource managerSource(NodeContext ctx) {
+        MgmtdClient c = new MgmtdClient(ctx, mgmtd.addresses());
+        ManagerRoutingSource src = ManagerRoutingSource.start(ctx, c, Duration.ofSeconds(10), Duration.ofSeconds(3));
+        synchronized (clients) {
+            clients.add(c);
+            clients.add(src);
+        }
+        return src;
+    }
+
+    /** The cluster manager of a managed cluster. */
+    public MiniMgmtdCluster manager() {
+        if (mgmtd == null) {
+            throw new IllegalStateException("this cluster is routed by a static table");
+        }
+        return mgmtd;
+    }
+
+    /** The routing the manager's leader has applied (managed clusters). */
+    public RoutingInfo managerRouting() {
+        return manager().leader(Duration.ofSeconds(30)).routing();
+    }
+
+    /** The routing clients of this cluster use: the static table, or the manager's (as a harness client last saw it). */
+    public RoutingSource routingSource() {
+        return managed() ? watch : routing;
+    }
+
+    /**
+     * Waits until every target of every chain serves (managed clusters: in the manager's routing,
+     * and in the routing a client of this harness sees).
+     */
+    public RoutingInfo awaitServing(Duration timeout) {
+        RoutingInfo[] out = new RoutingInfo[1];
+        Eventually.await("every chained target serving", timeout, () -> {
+            RoutingInfo r = managed() ? managerRouting() : routing.current();
+            if (r.chains().isEmpty() || (managed() && watch.current().version() < r.version())) {
+                return false;
+            }
+            for (ChainInfo c : r.chains().values()) {
+                for (TargetId t : c.targets()) {
+                    if (r.target(t).state() != TargetState.SERVING) {
+                        return false;
+                    }
+                }
+            }
+            out[0] = r;
+            return true;
+        });
+        return out[0];
     }
 
     // ---- layout ----
@@ -176,6 +295,9 @@ public final class StorageCluster implements AutoCloseable {
     }
 
     public List<ChainId> chains() {
+        if (managed()) {
+            return new ArrayList<>(managerRouting().chains().keySet());
+        }
         List<ChainId> out = new ArrayList<>();
         for (int c = 1; c <= b.chains; c++) {
             out.add(ChainId.of(c));
@@ -183,13 +305,42 @@ public final class StorageCluster implements AutoCloseable {
         return out;
     }
 
-    /** The nodes holding chain {@code chain}, head first. */
+    /** The nodes holding chain {@code chain}, head first (managed: in the manager's current chain order). */
     public List<Integer> members(int chain) {
         List<Integer> out = new ArrayList<>();
+        if (managed()) {
+            for (TargetId t : managerRouting().chain(ChainId.of(chain)).targets()) {
+                out.add(nodeOf(t));
+            }
+            return out;
+        }
         for (int k = 0; k < b.replicas; k++) {
             out.add((chain - 1 + k) % b.nodes + 1);
         }
         return out;
+    }
+
+    /** The node (1-based) a target of this cluster lives on. */
+    public static int nodeOf(TargetId t) {
+        return (int) (t.value() / 1000);
+    }
+
+    /** The target of chain {@code chain} on node {@code node}, in either mode. */
+    public TargetId targetOf(int node, int chain) {
+        if (!managed()) {
+            return target(node, chain);
+        }
+        for (TargetId t : managerRouting().chain(ChainId.of(chain)).targets()) {
+            if (nodeOf(t) == node) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("chain " + chain + " has no target on node " + node);
+    }
+
+    /** How many targets each node has in a managed cluster. */
+    private int targetsPerNode() {
+        return (b.chains * b.replicas + b.nodes - 1) / b.nodes;
     }
 
     /** The target of chain {@code chain} on node {@code node}. */
@@ -250,12 +401,20 @@ public final class StorageCluster implements AutoCloseable {
 
     private StorageConfig config(int i) {
         List<StorageConfig.Target> targets = new ArrayList<>();
+        if (managed()) {
+            for (int k = 1; k <= targetsPerNode(); k++) {
+                TargetId t = TargetId.of(i * 1000L + k);
+                targets.add(new StorageConfig.Target(t, nodeDir(i).resolve("t" + t.value())));
+            }
+            return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withMgmtd(mgmtd.addresses())
+                    .withLabels(Map.of("host", "h" + i)).withResyncBandwidth(b.resyncBandwidth);
+        }
         for (int c = 1; c <= b.chains; c++) {
             if (members(c).contains(i)) {
                 targets.add(new StorageConfig.Target(target(i, c), nodeDir(i).resolve("t" + target(i, c).value())));
             }
         }
-        return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout);
+        return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withResyncBandwidth(b.resyncBandwidth);
     }
 
     /** Node {@code i}'s data directory. */
@@ -264,12 +423,14 @@ public final class StorageCluster implements AutoCloseable {
     }
 
     private void startInProcess(int i) {
-        long seed = b.seed + 7919L * i;
+        // each start its own seed: a restarted node is a new incarnation for the manager
+        long seed = b.seed + 7919L * i + 104729L * starts[i]++;
         contexts[i] = NodeContext.builder("storage-" + i).seed(seed).faults(new FaultInjector(seed))
                 .eventLoopThreads(1).blockingThreads(2).build();
         InetSocketAddress listen = addresses[i] == null ? new InetSocketAddress("127.0.0.1", 0) : addresses[i];
         try {
-            nodes[i] = StorageNode.start(contexts[i], config(i), routing, RpcOptions.DEFAULTS, listen);
+            nodes[i] = managed() ? StorageNode.startManaged(contexts[i], config(i), RpcOptions.DEFAULTS, listen)
+                    : StorageNode.start(contexts[i], config(i), routing, RpcOptions.DEFAULTS, listen);
         } catch (RuntimeException e) {
             contexts[i].close();
             contexts[i] = null;
@@ -306,14 +467,22 @@ public final class StorageCluster implements AutoCloseable {
         }
     }
 
-    /** The config file of process node {@code i}: [node], [storage] and the whole [routing] table. */
+    /** The config file of process node {@code i}: [node], [storage] and (static routing) the whole [routing] table. */
     private String toml(int i) {
         StringBuilder s = new StringBuilder();
         s.append("[node]\nname = \"storage-").append(i).append("\"\nlisten = \"127.0.0.1:").append(addresses[i].getPort())
                 .append("\"\ndata = \"").append(nodeDir(i)).append("\"\n\n[storage]\nnode-id = ").append(i)
-                .append("\nforward-timeout = \"").append(b.forwardTimeout.toMillis()).append("ms\"\n");
+                .append("\nforward-timeout = \"").append(b.forwardTimeout.toMillis()).append("ms\"\n")
+                .append("resync-bandwidth = \"").append(b.resyncBandwidth.bytes()).append("B\"\n");
+        if (managed()) {
+            s.append("mgmtd = [\"").append(mgmtd.addressList().replace(",", "\", \"")).append("\"]\n")
+                    .append("labels = { host = \"h").append(i).append("\" }\n");
+        }
         for (StorageConfig.Target t : config(i).targets()) {
             s.append("[[storage.targets]]\nid = ").append(t.id().value()).append("\npath = \"").append(t.path()).append("\"\n");
+        }
+        if (managed()) {
+            return s.toString();
         }
         RoutingInfo r = routing.current();
         s.append("\n[routing]\nversion = ").append(r.version()).append('\n');
@@ -431,7 +600,7 @@ public final class StorageCluster implements AutoCloseable {
 
     public StorageClient client(String name, StorageClientOptions options) {
         NodeContext ctx = clientContext(name);
-        StorageClient c = new StorageClient(ctx, routing, RpcOptions.DEFAULTS, options);
+        StorageClient c = new StorageClient(ctx, managed() ? managerSource(ctx) : routing, RpcOptions.DEFAULTS, options);
         synchronized (clients) {
             clients.add(c);
         }
@@ -471,6 +640,9 @@ public final class StorageCluster implements AutoCloseable {
             } else {
                 kill(i);
             }
+        }
+        if (mgmtd != null) {
+            mgmtd.close();
         }
     }
 }

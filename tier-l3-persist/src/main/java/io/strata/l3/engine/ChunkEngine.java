@@ -96,6 +96,12 @@ public final class ChunkEngine implements AutoCloseable {
     private final ConcurrentHashMap<ChunkId, ChunkMeta> unwritten = new ConcurrentHashMap<>();
     private final Timer writeTime;
     private final ThreadLocal<ByteBuffer> keys = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(12));
+    /** Consecutive failed writes / reads with an I/O error (a success of the same kind resets its count). */
+    private final java.util.concurrent.atomic.AtomicInteger writeErrors = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger readErrors = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile int ioErrorLimit = Integer.MAX_VALUE;
+    private volatile java.util.function.Consumer<TargetId> onFailed = t -> { };
+    private volatile String failedBecause;
     private volatile boolean closed;
 
     private ChunkEngine(TargetId target, Path dir, NodeContext ctx, EngineOptions options, Executor io) throws IOException {
@@ -203,6 +209,62 @@ public final class ChunkEngine implements AutoCloseable {
         return options;
     }
 
+    // ---- health ----
+
+    /**
+     * Takes the target out of service after {@code limit} consecutive updates (or reads) that
+     * failed with an I/O error ({@code IO_ERROR}; a full disk or a corrupt chunk does not count):
+     * from then on every update and read fails with {@code IO_ERROR}, and {@code onFailed} runs
+     * once (on the failing thread; it must not block).
+     */
+    public void watchHealth(int limit, java.util.function.Consumer<TargetId> listener) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("I/O error limit must be at least 1, got " + limit);
+        }
+        this.onFailed = listener;
+        this.ioErrorLimit = limit;
+    }
+
+    /** Why the target was taken out of service; empty while it is healthy. */
+    public Optional<String> failure() {
+        return Optional.ofNullable(failedBecause);
+    }
+
+    private void checkHealthy() {
+        String why = failedBecause;
+        if (why != null) {
+            throw new StrataException(Status.IO_ERROR, target + " is out of service: " + why);
+        }
+    }
+
+    /** Counts one outcome of an update ({@code write}) or a read. */
+    private void noteIo(boolean write, Throwable err) {
+        java.util.concurrent.atomic.AtomicInteger count = write ? writeErrors : readErrors;
+        if (err == null) {
+            count.set(0);
+            return;
+        }
+        StrataException se = StrataException.wrap(StrataException.unwrapCompletion(err));
+        if (se.status() != Status.IO_ERROR || closed || failedBecause != null) {
+            return;
+        }
+        int n = count.incrementAndGet();
+        if (n >= ioErrorLimit) {
+            synchronized (this) {
+                if (failedBecause != null) {
+                    return;
+                }
+                failedBecause = n + " consecutive " + (write ? "writes" : "reads") + " failed with I/O errors, the last: " + se.getMessage();
+            }
+            LOG.error("{}: {} taken out of service: {}", ctx.name(), target, failedBecause);
+            try {
+                onFailed.accept(target);
+            } catch (RuntimeException e) {
+                LOG.warn("{}: failure listener of {} failed: {}", ctx.name(), target, e.toString());
+            }
+        }
+    }
+
     /** Number of {@link #BLOCK} blocks that hold {@code length} bytes. */
     public static int blocks(long length) {
         return (int) ((length + BLOCK - 1) / BLOCK);
@@ -239,6 +301,102 @@ public final class ChunkEngine implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Up to {@code limit} chunks' metadata in key order (inode, then index), starting after
+     * {@code after} (from the first chunk when empty). Blocking: one LMDB read transaction.
+     * Commit records not yet written are included (their newest state).
+     */
+    public List<ChunkMeta> scan(Optional<ChunkId> after, int limit) {
+        checkOpen();
+        List<ChunkMeta> out = new ArrayList<>();
+        ByteBuffer from = after.map(id -> ChunkMeta.key(id, ByteBuffer.allocateDirect(12))).orElse(null);
+        try (Txn<ByteBuffer> txn = env.txnRead();
+             CursorIterable<ByteBuffer> it = dbi.iterate(txn, from == null ? org.lmdbjava.KeyRange.all()
+                     : org.lmdbjava.KeyRange.greaterThan(from))) {
+            for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
+                if (out.size() >= limit) {
+                    break;
+                }
+                ChunkId id = ChunkMeta.keyToId(kv.key());
+                ChunkMeta newest = unwritten.get(id);
+                out.add(newest != null ? newest : ChunkMeta.decode(id, kv.val()));
+            }
+        }
+        return out;
+    }
+
+    // ---- resync ----
+
+    /**
+     * Makes the chunk hold exactly one committed version, {@code like} (its number, length,
+     * CRC32C, request id and removed flag), with {@code data} as its content, {@code recent} as
+     * its remembered request ids and {@code chainVersion} as the chain version of its last
+     * update; any other version of {@code base} is dropped. This is resync's full-chunk replace:
+     * the chunk becomes a copy of the predecessor's. The content is checked against
+     * {@code like.crc()} ({@code CHECKSUM_MISMATCH}, nothing changed, when it differs). Durable
+     * when the future completes.
+     *
+     * <p>{@code data} is <b>borrowed</b> until the future completes.
+     */
+    public CompletableFuture<ChunkMeta> installAsync(ChunkMeta base, int chunkSize, ChunkVersion like, ByteBuf data,
+                                                     List<ChunkMeta.Applied> recent, long chainVersion) {
+        try {
+            checkOpen();
+            checkHealthy();
+            if (like.length() > chunkSize || (!like.removed() && data.readableBytes() != like.length())) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "resync of chunk " + base.id() + ": " + data.readableBytes()
+                        + " bytes for a version of " + like.length() + " in a chunk of " + chunkSize);
+            }
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        ChunkMeta shape = new ChunkMeta(base.id(), chunkSize, base.chainVersion(), null, null, List.of());
+        return CompletableFuture.supplyAsync(() -> {
+            if (like.removed()) {
+                return new ChunkVersion(like.version(), 0, 0, 0, new int[0], true, like.request());
+            }
+            try {
+                ChunkVersion v = writeVersion(shape, new Update(UpdateKind.REPLACE, 0, like.length(), like.request()), data, like.version());
+                if (v.crc() != like.crc()) {
+                    if (v.file() != 0) {
+                        files.discard(v.file());
+                    }
+                    throw new StrataException(Status.CHECKSUM_MISMATCH, "resync copy of chunk " + base.id() + " v" + like.version()
+                            + " does not match its CRC32C");
+                }
+                return v;
+            } catch (IOException e) {
+                throw new java.util.concurrent.CompletionException(GroupCommitter.mapError(e, false));
+            }
+        }, io).thenCompose(v -> {
+            ChunkMeta next = new ChunkMeta(base.id(), chunkSize, chainVersion, v, null, recent);
+            long[] free = java.util.stream.LongStream.of(base.committed() == null ? 0 : base.committed().file(),
+                    base.pending() == null ? 0 : base.pending().file()).filter(f -> f != 0 && f != v.file()).toArray();
+            return committer.submit(next, true, free).handle((ok, err) -> {
+                if (err != null) {
+                    if (v.file() != 0 && !(StrataException.unwrapCompletion(err) instanceof GroupCommitter.FlushFailed)) {
+                        files.discard(v.file());
+                    }
+                    throw new java.util.concurrent.CompletionException(StrataException.wrap(err));
+                }
+                return next;
+            });
+        }).whenComplete((m, err) -> noteIo(true, err));
+    }
+
+    /** Forgets the chunk entirely (resync: a chunk the predecessor does not have). Durable when the future completes. */
+    public CompletableFuture<ChunkMeta> dropAsync(ChunkMeta base) {
+        try {
+            checkOpen();
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        ChunkMeta none = ChunkMeta.absent(base.id(), base.chunkSize());
+        long[] free = java.util.stream.LongStream.of(base.committed() == null ? 0 : base.committed().file(),
+                base.pending() == null ? 0 : base.pending().file()).filter(f -> f != 0).toArray();
+        return committer.submit(none, true, free).thenApply(x -> none);
+    }
+
     // ---- updates ----
 
     /**
@@ -253,10 +411,17 @@ public final class ChunkEngine implements AutoCloseable {
                                                    long chainVersion, boolean commit) {
         try {
             checkOpen();
+            checkHealthy();
             validate(base, update, data);
         } catch (StrataException e) {
             return CompletableFuture.failedFuture(e);
         }
+        return writeAndRecord(base, update, data, version, chainVersion, commit)
+                .whenComplete((m, err) -> noteIo(true, err));
+    }
+
+    private CompletableFuture<ChunkMeta> writeAndRecord(ChunkMeta base, Update update, ByteBuf data, long version,
+                                                        long chainVersion, boolean commit) {
         return CompletableFuture.supplyAsync(() -> {
             long t0 = System.nanoTime();
             try {
@@ -306,7 +471,7 @@ public final class ChunkEngine implements AutoCloseable {
         ChunkMeta next = meta.commitPending();
         long old = meta.committed() == null ? 0 : meta.committed().file();
         if (durable) {
-            return committer.submit(next, true, old).thenApply(x -> next);
+            return committer.submit(next, true, old).thenApply(x -> next).whenComplete((m, err) -> noteIo(true, err));
         }
         unwritten.put(next.id(), next);
         committer.submit(next, false, old).whenComplete((x, e) -> unwritten.remove(next.id(), next));
@@ -494,6 +659,18 @@ public final class ChunkEngine implements AutoCloseable {
         if (v == null || v.removed() || offset >= v.length() || length == 0 || ch == null) {
             return Unpooled.EMPTY_BUFFER;
         }
+        checkHealthy();
+        try {
+            ByteBuf b = readChecked(id, v, ch, offset, length, alloc);
+            noteIo(false, null);
+            return b;
+        } catch (RuntimeException e) {
+            noteIo(false, e);
+            throw e;
+        }
+    }
+
+    private ByteBuf readChecked(ChunkId id, ChunkVersion v, FileChannel ch, long offset, int length, ByteBufAllocator alloc) {
         ctx.faults().fire(READ, scope);
         int n = (int) Math.min(length, v.length() - offset);
         long bs = options.verifyReads() ? (offset / BLOCK) * BLOCK : offset;

@@ -1,8 +1,10 @@
 package io.strata.l3.proto;
 
 import io.strata.core.rpc.Message;
+import io.strata.l3.engine.ChunkMeta;
 import io.strata.l3.engine.RequestId;
 import io.strata.l3.engine.UpdateKind;
+import java.util.List;
 
 /**
  * The storage protocol (wire tags 100-199; docs/internals/craq.md). Every request names the
@@ -58,5 +60,45 @@ public sealed interface StorageMessage extends Message {
     /** A replica's view of a chunk: committed and pending versions (0 when none), committed length and CRC32C. */
     record ChunkStat(long committedVersion, long pendingVersion, long length, int crc32c, boolean removed)
             implements StorageMessage {
+    }
+
+    // ---- resync (docs/internals/resync.md) ----
+
+    /**
+     * Predecessor (or a tool) to a replica: list the replica's chunks of {@code chain}, in key
+     * order, after ({@code afterInode}, {@code afterIndex}) or from the first when {@code first},
+     * at most {@code max} of them.
+     */
+    record ListChunks(int chain, long chainVersion, boolean first, long afterInode, int afterIndex, int max)
+            implements StorageMessage {
+    }
+
+    /** One page of a replica's chunks; {@code more} when chunks follow the last one. */
+    record ChunkList(List<ChunkSummary> chunks, boolean more) implements StorageMessage {
+    }
+
+    /**
+     * Predecessor to syncing target: make the chunk an exact copy of the predecessor's, i.e. one
+     * committed version ({@code version}, {@code request}, {@code length}, {@code crc32c},
+     * {@code removed}) whose content is the payload, with {@code recent} as its remembered
+     * request ids; or forget the chunk when {@code absent} (the predecessor has none).
+     */
+    record SyncChunk(ChunkRef chunk, long chainVersion, boolean absent, long version, RequestId request, long length, int crc32c,
+                     boolean removed, List<ChunkMeta.Applied> recent) implements StorageMessage {
+    }
+
+    /** Syncing target to predecessor: the copy is stored ({@code applied}), or was older than what the target has. */
+    record SyncChunkDone(boolean applied) implements StorageMessage {
+    }
+
+    /**
+     * Predecessor to syncing target: every chunk of {@code chain} was compared and copied under
+     * {@code chainVersion}; the target reports itself up to date.
+     */
+    record SyncDone(int chain, long chainVersion, long copied, long removed, long bytes) implements StorageMessage {
+    }
+
+    /** Syncing target to predecessor: sync-done taken. */
+    record SyncDoneAck(long chainVersion) implements StorageMessage {
     }
 }

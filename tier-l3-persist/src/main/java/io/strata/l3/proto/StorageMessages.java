@@ -3,9 +3,16 @@ package io.strata.l3.proto;
 import io.netty.buffer.ByteBuf;
 import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Wire;
+import io.strata.l3.engine.ChunkMeta;
 import io.strata.l3.engine.RequestId;
 import io.strata.l3.engine.UpdateKind;
+import io.strata.l3.proto.StorageMessage.ChunkList;
 import io.strata.l3.proto.StorageMessage.ChunkStat;
+import io.strata.l3.proto.StorageMessage.ListChunks;
+import io.strata.l3.proto.StorageMessage.SyncChunk;
+import io.strata.l3.proto.StorageMessage.SyncChunkDone;
+import io.strata.l3.proto.StorageMessage.SyncDone;
+import io.strata.l3.proto.StorageMessage.SyncDoneAck;
 import io.strata.l3.proto.StorageMessage.ForwardUpdate;
 import io.strata.l3.proto.StorageMessage.QueryVersion;
 import io.strata.l3.proto.StorageMessage.ReadChunk;
@@ -15,6 +22,7 @@ import io.strata.l3.proto.StorageMessage.UpdateAcked;
 import io.strata.l3.proto.StorageMessage.VersionIs;
 import io.strata.l3.proto.StorageMessage.WriteChunk;
 import io.strata.l3.proto.StorageMessage.WriteDone;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -90,8 +98,82 @@ public final class StorageMessages {
             in -> new ChunkStat(Wire.readLong(in, "committed version"), Wire.readLong(in, "pending version"),
                     Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"), Wire.readBool(in, "removed")));
 
+    /** Most chunks in one {@link ChunkList} page. */
+    public static final int MAX_LIST = 8192;
+
+    public static final MessageType<ListChunks> LIST_CHUNKS = MessageType.of(110, ListChunks.class,
+            (m, out) -> {
+                out.writeInt(m.chain()).writeLong(m.chainVersion());
+                Wire.writeBool(out, m.first());
+                out.writeLong(m.afterInode()).writeInt(m.afterIndex()).writeInt(m.max());
+            },
+            in -> new ListChunks(Wire.readInt(in, "chain"), Wire.readLong(in, "chain version"), Wire.readBool(in, "first"),
+                    Wire.readLong(in, "after inode"), Wire.readInt(in, "after index"), Wire.readInt(in, "max", 1, MAX_LIST)));
+    public static final MessageType<ChunkList> CHUNK_LIST = MessageType.of(111, ChunkList.class,
+            (m, out) -> {
+                out.writeInt(m.chunks().size());
+                for (ChunkSummary c : m.chunks()) {
+                    c.encode(out);
+                }
+                Wire.writeBool(out, m.more());
+            },
+            in -> {
+                int n = Wire.readCount(in, "chunks", MAX_LIST, ChunkSummary.BYTES);
+                List<ChunkSummary> cs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    cs.add(ChunkSummary.decode(in));
+                }
+                return new ChunkList(cs, Wire.readBool(in, "more"));
+            });
+    public static final MessageType<SyncChunk> SYNC_CHUNK = MessageType.of(112, SyncChunk.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.chainVersion());
+                Wire.writeBool(out, m.absent());
+                out.writeLong(m.version());
+                writeRequest(out, m.request());
+                out.writeLong(m.length()).writeInt(m.crc32c());
+                Wire.writeBool(out, m.removed());
+                out.writeByte(m.recent().size());
+                for (ChunkMeta.Applied a : m.recent()) {
+                    writeRequest(out, a.request());
+                    out.writeLong(a.version());
+                }
+            },
+            in -> {
+                ChunkRef chunk = ChunkRef.decode(in);
+                long cv = Wire.readLong(in, "chain version");
+                boolean absent = Wire.readBool(in, "absent");
+                long version = Wire.readLong(in, "version");
+                RequestId req = readRequest(in);
+                long length = Wire.readLong(in, "length");
+                int crc = Wire.readInt(in, "crc32c");
+                boolean removed = Wire.readBool(in, "removed");
+                int n = Wire.readU8(in, "recent count");
+                if (n > ChunkMeta.RECENT) {
+                    throw new Wire.Malformed("recent count " + n + " out of range [0, " + ChunkMeta.RECENT + "]");
+                }
+                List<ChunkMeta.Applied> recent = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    recent.add(new ChunkMeta.Applied(readRequest(in), Wire.readLong(in, "recent version")));
+                }
+                return new SyncChunk(chunk, cv, absent, version, req, length, crc, removed, recent);
+            });
+    public static final MessageType<SyncChunkDone> SYNC_CHUNK_DONE = MessageType.of(113, SyncChunkDone.class,
+            (m, out) -> Wire.writeBool(out, m.applied()),
+            in -> new SyncChunkDone(Wire.readBool(in, "applied")));
+    public static final MessageType<SyncDone> SYNC_DONE = MessageType.of(114, SyncDone.class,
+            (m, out) -> out.writeInt(m.chain()).writeLong(m.chainVersion()).writeLong(m.copied()).writeLong(m.removed())
+                    .writeLong(m.bytes()),
+            in -> new SyncDone(Wire.readInt(in, "chain"), Wire.readLong(in, "chain version"), Wire.readLong(in, "copied"),
+                    Wire.readLong(in, "removed"), Wire.readLong(in, "bytes")));
+    public static final MessageType<SyncDoneAck> SYNC_DONE_ACK = MessageType.of(115, SyncDoneAck.class,
+            (m, out) -> out.writeLong(m.chainVersion()),
+            in -> new SyncDoneAck(Wire.readLong(in, "chain version")));
+
     public static final List<MessageType<?>> TYPES = List.of(WRITE_CHUNK, WRITE_DONE, READ_CHUNK, READ_DONE, FORWARD_UPDATE,
-            UPDATE_ACKED, QUERY_VERSION, VERSION_IS, STAT_CHUNK, CHUNK_STAT);
+            UPDATE_ACKED, QUERY_VERSION, VERSION_IS, STAT_CHUNK, CHUNK_STAT, LIST_CHUNKS, CHUNK_LIST, SYNC_CHUNK, SYNC_CHUNK_DONE,
+            SYNC_DONE, SYNC_DONE_ACK);
 
     private StorageMessages() {
     }

@@ -48,7 +48,20 @@ class StorageMessagesTest {
                 new QueryVersion(REF, 12),
                 new VersionIs(Long.MAX_VALUE),
                 new StatChunk(REF, 1),
-                new ChunkStat(3, 4, 5, 6, true));
+                new ChunkStat(3, 4, 5, 6, true),
+                new StorageMessage.ListChunks(4, 9, true, 0, 0, 4096),
+                new StorageMessage.ListChunks(4, 9, false, -7L, 12, 1),
+                new StorageMessage.ChunkList(List.of(
+                        new ChunkSummary(5, 1, 1 << 20, 3, 7, new RequestId(8, 9), 4096, 0xABCD, false, 0, -42L),
+                        new ChunkSummary(-5L, 0, 1 << 16, 1, 2, RequestId.NONE, 0, 0, true, 3, 0)), true),
+                new StorageMessage.ChunkList(List.of(), false),
+                new StorageMessage.SyncChunk(REF, 6, false, 12, new RequestId(3, 4), 1 << 20, 0x1234, false,
+                        List.of(new io.strata.l3.engine.ChunkMeta.Applied(new RequestId(3, 4), 12),
+                                new io.strata.l3.engine.ChunkMeta.Applied(new RequestId(3, 2), 11))),
+                new StorageMessage.SyncChunk(REF, 6, true, 0, RequestId.NONE, 0, 0, false, List.of()),
+                new StorageMessage.SyncChunkDone(true),
+                new StorageMessage.SyncDone(4, 10, 100, 2, 1L << 30),
+                new StorageMessage.SyncDoneAck(10));
     }
 
     static ByteBuf encode(Message m) {
