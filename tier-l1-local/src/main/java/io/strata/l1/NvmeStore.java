@@ -545,7 +545,7 @@ final class NvmeStore implements AutoCloseable {
             commitPuts(written);
         }
         if (!offers.isEmpty() && drainScheduled.compareAndSet(false, true)) {
-            writer.execute(this::drain);
+            executeQuietly(this::drain); // rejected only while closing: close() releases what is left
         }
     }
 
