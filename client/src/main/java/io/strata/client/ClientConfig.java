@@ -1,0 +1,185 @@
+package io.strata.client;
+
+import io.strata.config.ConfigException;
+import io.strata.config.ConfigNode;
+import io.strata.config.RpcConfig;
+import io.strata.core.DataSize;
+import io.strata.core.rpc.RpcOptions;
+import io.strata.l1.L1Config;
+import io.strata.l3.ReadPolicy;
+import io.strata.placement.RoutingInfo;
+import io.strata.placement.StaticRoutingSource;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What a Strata client (the Java API, the FUSE mount, the native CLI commands) is built from,
+ * checked at load with the key path of any bad value:
+ * <pre>
+ * [client]
+ * name = "client"                 # for logs and metric tags
+ * meta = ["127.0.0.1:9300"]       # meta service instances (any of them); empty: ask the manager
+ * mgmtd = ["127.0.0.1:9200"]      # cluster manager peers: routing (and meta discovery)
+ * io-timeout = "30s"              # one data call (read, write, fsync) fails with TIMEOUT after this
+ * meta-timeout = "30s"            # one namespace call, retries on other instances included
+ * attempt-timeout = "5s"          # one attempt on one storage replica before the next is tried
+ * read-policy = "random"          # which replica a read tries first: random | round-robin | prefer-local
+ * readahead = "16MiB"             # largest readahead window of a sequentially read file (0: off)
+ * write-buffer = "4MiB"           # contiguous writes gathered per file before they are sent (0: off)
+ * write-buffer-total = "256MiB"   # all files' gathered writes; past it writes go straight through
+ * dentry-ttl = "1s"               # how long a directory's path -> inode is reused (0: never)
+ * [routing]                       # instead of mgmtd: a static chain table (see StaticRoutingSource)
+ * [l1]                            # optional: the node's L1 cache (see L1Config); absent: no L1
+ * [rpc]                           # RPC settings (see RpcConfig)
+ * </pre>
+ * Data routing comes from {@code mgmtd} when given, else from {@code [routing]}; one of them is
+ * required. Immutable; the {@code with*} methods return changed copies (tests, benchmarks).
+ */
+public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetSocketAddress> mgmtd,
+                           Optional<RoutingInfo> staticRouting, Duration ioTimeout, Duration metaTimeout,
+                           Duration attemptTimeout, ReadPolicy readPolicy, DataSize readahead, DataSize writeBuffer,
+                           DataSize writeBufferTotal, Duration dentryTtl, Optional<L1Config> l1, RpcOptions rpc) {
+
+    public ClientConfig {
+        if (name == null || !name.matches("[A-Za-z0-9._-]+")) {
+            throw new ConfigException("client.name", "must be letters, digits, '.', '_' or '-', got \"" + name + "\"");
+        }
+        meta = List.copyOf(meta);
+        mgmtd = List.copyOf(mgmtd);
+        if (mgmtd.isEmpty() && staticRouting.isEmpty()) {
+            throw new ConfigException("client.mgmtd", "is required unless a static [routing] table is given (where do chunks live?)");
+        }
+        if (meta.isEmpty() && mgmtd.isEmpty()) {
+            throw new ConfigException("client.meta", "is required unless client.mgmtd is given (the meta service is then asked of the manager)");
+        }
+        positive("client.io-timeout", ioTimeout);
+        positive("client.meta-timeout", metaTimeout);
+        positive("client.attempt-timeout", attemptTimeout);
+        if (readahead.bytes() > DataSize.ofGiB(1).bytes()) {
+            throw new ConfigException("client.readahead", "must be at most 1GiB, got " + readahead);
+        }
+        if (writeBuffer.bytes() > DataSize.ofMiB(256).bytes()) {
+            throw new ConfigException("client.write-buffer", "must be at most 256MiB, got " + writeBuffer);
+        }
+        if (writeBuffer.bytes() > 0 && writeBufferTotal.bytes() < writeBuffer.bytes()) {
+            throw new ConfigException("client.write-buffer-total", "must hold at least one write buffer (" + writeBuffer + "), got "
+                    + writeBufferTotal);
+        }
+        if (dentryTtl.isNegative()) {
+            throw new ConfigException("client.dentry-ttl", "must not be negative");
+        }
+    }
+
+    private static void positive(String key, Duration d) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new ConfigException(key, "must be a positive duration, got " + d);
+        }
+    }
+
+    /** Defaults with the given meta addresses and static routing (tests, tools). */
+    public static ClientConfig of(List<InetSocketAddress> meta, RoutingInfo routing) {
+        return new ClientConfig("client", meta, List.of(), Optional.of(routing), Duration.ofSeconds(30), Duration.ofSeconds(30),
+                Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
+                Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS);
+    }
+
+    /** Defaults with the given meta addresses and cluster manager peers. */
+    public static ClientConfig ofManager(List<InetSocketAddress> meta, List<InetSocketAddress> mgmtd) {
+        return new ClientConfig("client", meta, mgmtd, Optional.empty(), Duration.ofSeconds(30), Duration.ofSeconds(30),
+                Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
+                Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS);
+    }
+
+    /**
+     * Reads {@code [client]}, {@code [routing]}, {@code [l1]} and {@code [rpc]} of {@code root}; the
+     * caller rejects unknown keys of the whole file once it has read its own tables.
+     */
+    public static ClientConfig read(ConfigNode root) {
+        ConfigNode c = root.section("client");
+        String name = c.string("name", "client");
+        List<InetSocketAddress> meta = addresses(c, "meta");
+        List<InetSocketAddress> mgmtd = addresses(c, "mgmtd");
+        Optional<RoutingInfo> routing = Optional.empty();
+        if (root.has("routing")) {
+            routing = Optional.of(StaticRoutingSource.fromConfig(root.section("routing")).current());
+        }
+        Duration io = c.duration("io-timeout", Duration.ofSeconds(30), Duration.ofMillis(10), Duration.ofHours(1));
+        Duration metaTimeout = c.duration("meta-timeout", Duration.ofSeconds(30), Duration.ofMillis(10), Duration.ofHours(1));
+        Duration attempt = c.duration("attempt-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));
+        ReadPolicy policy = c.choice("read-policy", ReadPolicy.RANDOM, ReadPolicy.class);
+        DataSize readahead = c.size("readahead", DataSize.ofMiB(16), DataSize.ZERO, DataSize.ofGiB(1));
+        DataSize wb = c.size("write-buffer", DataSize.ofMiB(4), DataSize.ZERO, DataSize.ofMiB(256));
+        DataSize wbTotal = c.size("write-buffer-total", DataSize.ofMiB(256), DataSize.ZERO, DataSize.ofGiB(64));
+        Duration dentry = c.duration("dentry-ttl", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1));
+        Optional<L1Config> l1 = root.has("l1") ? Optional.of(L1Config.read(root.section("l1"))) : Optional.empty();
+        RpcOptions rpc;
+        try {
+            rpc = RpcConfig.read(root.section("rpc"));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("rpc", e.getMessage());
+        }
+        return new ClientConfig(name, meta, mgmtd, routing, io, metaTimeout, attempt, policy, readahead, wb, wbTotal, dentry, l1, rpc);
+    }
+
+    private static List<InetSocketAddress> addresses(ConfigNode c, String key) {
+        List<InetSocketAddress> out = new ArrayList<>();
+        List<String> raw = c.strings(key, List.of());
+        for (int i = 0; i < raw.size(); i++) {
+            try {
+                InetSocketAddress a = ConfigNode.parseAddress(raw.get(i));
+                out.add(new InetSocketAddress(a.getHostString(), a.getPort()));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(c.path() + "." + key + "[" + i + "]", e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    public ClientConfig withName(String n) {
+        return new ClientConfig(n, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+    }
+
+    public ClientConfig withIoTimeout(Duration d) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, d, metaTimeout, attemptTimeout, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+    }
+
+    public ClientConfig withAttemptTimeout(Duration d) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, d, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+    }
+
+    public ClientConfig withReadahead(DataSize s) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, s,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+    }
+
+    public ClientConfig withWriteBuffer(DataSize perFile, DataSize total) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
+                perFile, total, dentryTtl, l1, rpc);
+    }
+
+    public ClientConfig withDentryTtl(Duration d) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, d, l1, rpc);
+    }
+
+    public ClientConfig withReadPolicy(ReadPolicy p) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, p, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+    }
+
+    public ClientConfig withL1(L1Config c) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, Optional.ofNullable(c), rpc);
+    }
+
+    public ClientConfig withMeta(List<InetSocketAddress> m) {
+        return new ClientConfig(name, m, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+    }
+}

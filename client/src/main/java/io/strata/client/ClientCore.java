@@ -1,0 +1,253 @@
+package io.strata.client;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.strata.core.InodeId;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.tier.Tier;
+import io.strata.namespace.Caller;
+import io.strata.namespace.InodeAttrs;
+import io.strata.namespace.Meta;
+import io.strata.namespace.SetAttr;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything one client shares across its views ({@link StrataFileSystem#as}) and open files:
+ * the namespace, the tier stack, the registry of open files ({@link FileState} per inode), the
+ * write budget, the directory cache, metrics, and what it must close.
+ */
+final class ClientCore implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClientCore.class);
+
+    private final NodeContext ctx;
+    private final ClientConfig config;
+    private final Meta meta;
+    private final TierStack tiers;
+    private final List<AutoCloseable> closeables;
+    private final long clientId;
+    private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+    private final WriteBudget writeBudget;
+    private final DirCache dirs;
+    private final ImmutableAttrs immutables = new ImmutableAttrs();
+    private final ClientMetrics metrics;
+    private final ConcurrentHashMap<InodeId, FileState> files = new ConcurrentHashMap<>();
+
+    /** {@code closeables} are closed in order after the tiers (meta RPC client, routing, context...). */
+    ClientCore(NodeContext ctx, ClientConfig config, Meta meta, TierStack tiers, List<AutoCloseable> closeables) {
+        this.ctx = ctx;
+        this.config = config;
+        this.meta = meta;
+        this.tiers = tiers;
+        this.closeables = new ArrayList<>(closeables);
+        this.clientId = ctx.random().nextLong() & Long.MAX_VALUE | 1L;
+        this.writeBudget = new WriteBudget(config.writeBufferTotal().bytes());
+        this.dirs = new DirCache(config.dentryTtl());
+        this.metrics = new ClientMetrics(ctx.meters(), config.name(), files::size, writeBudget::used);
+    }
+
+    NodeContext ctx() {
+        return ctx;
+    }
+
+    ClientConfig config() {
+        return config;
+    }
+
+    Meta meta() {
+        return meta;
+    }
+
+    TierStack tiers() {
+        return tiers;
+    }
+
+    long clientId() {
+        return clientId;
+    }
+
+    ByteBufAllocator alloc() {
+        return alloc;
+    }
+
+    WriteBudget writeBudget() {
+        return writeBudget;
+    }
+
+    ClientMetrics metrics() {
+        return metrics;
+    }
+
+    DirCache dirs() {
+        return dirs;
+    }
+
+    ImmutableAttrs immutables() {
+        return immutables;
+    }
+
+    /** A path's entry changed here (rename, removal): forget what the caches hold under it. */
+    void forget(String path) {
+        dirs.invalidate(path);
+        immutables.invalidate(path);
+    }
+
+    // ---- open files ----
+
+    /** The shared state of an opened file, created on its first open here. */
+    FileState acquire(InodeAttrs a) {
+        FilePolicy policy = FilePolicy.of(a.policy());
+        Tier tier = tiers.tierFor(policy);
+        while (true) {
+            FileState s = files.computeIfAbsent(a.id(), id -> new FileState(a, policy, tier, this));
+            synchronized (s) {
+                if (s.ref() > 0 && files.get(a.id()) == s) {
+                    s.seen(a);
+                    return s;
+                }
+                s.unref();
+            }
+        }
+    }
+
+    /** One handle of {@code s} closed; the last one removes it from the registry. */
+    void release(FileState s) {
+        synchronized (s) {
+            if (s.unref() == 0) {
+                files.remove(s.inode, s);
+            }
+        }
+    }
+
+    /** The state of a file open here, or null. */
+    FileState open(InodeId inode) {
+        return files.get(inode);
+    }
+
+    /** {@code a}'s size as this client sees it (its own unpublished writes included). */
+    long sizeOf(InodeAttrs a) {
+        FileState s = files.get(a.id());
+        if (s == null || !a.isFile()) {
+            return FileStatus.of(a).size();
+        }
+        s.seen(a);
+        return s.length();
+    }
+
+    // ---- truncate ----
+
+    /**
+     * Truncates an open file: sends its pending writes, reads the current length (another client
+     * may have published more since this one opened it), drops the bytes past
+     * {@code min(current, size)} from the tiers, then records {@code size} in the namespace.
+     */
+    CompletableFuture<InodeAttrs> truncate(Caller c, FileState s, long size) {
+        if (size < 0) {
+            return CompletableFuture.failedFuture(new StrataException(Status.INVALID_ARGUMENT, "negative size " + size));
+        }
+        return s.writes.flush()
+                .thenCompose(v -> meta.getattrAsync(c, s.inode))
+                .thenCompose(a -> {
+                    s.seen(a);
+                    return ChunkIo.cut(s.tier, s.inode, s.layout, Math.min(s.length(), size), s.chunksKnown(), s.io());
+                })
+                .thenCompose(v -> meta.setattrAsync(c, s.inode, SetAttr.size(size), null))
+                .thenApply(a -> {
+                    s.seen(a);
+                    s.truncated(size);
+                    return a;
+                });
+    }
+
+    /** Truncates a file no handle here has open. */
+    CompletableFuture<InodeAttrs> truncate(Caller c, InodeAttrs a, long size) {
+        if (!a.isFile()) {
+            return CompletableFuture.failedFuture(new StrataException(a.isDirectory() ? Status.IS_A_DIRECTORY : Status.INVALID_ARGUMENT,
+                    "truncate: " + a.id() + " is not a regular file"));
+        }
+        FileState open = files.get(a.id());
+        if (open != null) {
+            return truncate(c, open, size);
+        }
+        if (size < 0) {
+            return CompletableFuture.failedFuture(new StrataException(Status.INVALID_ARGUMENT, "negative size " + size));
+        }
+        FilePolicy policy = FilePolicy.of(a.policy());
+        Tier tier = tiers.tierFor(policy);
+        long chunks = Math.max(a.chunkHighWater(), a.layout().chunksFor(a.length()));
+        return ChunkIo.cut(tier, a.id(), a.layout(), Math.min(a.length(), size), chunks, policy.io(a.dataVersion(), config.ioTimeout()))
+                .thenCompose(v -> meta.setattrAsync(c, a.id(), SetAttr.size(size), null));
+    }
+
+    // ---- paths ----
+
+    /** The directory at {@code path} (symlinks followed), through the directory cache. */
+    CompletableFuture<InodeId> dir(Caller c, String path, boolean useCache) {
+        if (path.equals("/")) {
+            return CompletableFuture.completedFuture(InodeId.ROOT);
+        }
+        InodeId cached = useCache ? dirs.get(c.uid(), path) : null;
+        if (cached != null) {
+            return CompletableFuture.completedFuture(cached);
+        }
+        return meta.resolveAsync(c, path).thenApply(a -> {
+            if (!a.isDirectory()) {
+                throw new StrataException(Status.NOT_A_DIRECTORY, "\"" + path + "\" is not a directory");
+            }
+            dirs.put(c.uid(), path, a.id());
+            return a.id();
+        });
+    }
+
+    /** {@code op(parent, name)} for the last component of {@code parts}, retried once without the cache if the cached parent failed. */
+    <T> CompletableFuture<T> inParent(Caller c, List<String> parts, ParentOp<T> op) {
+        String parentPath = PathNames.parent(parts);
+        String name = PathNames.name(parts);
+        boolean cached = dirs.get(c.uid(), parentPath) != null;
+        CompletableFuture<T> first = dir(c, parentPath, true).thenCompose(p -> op.apply(p, name));
+        if (!cached) {
+            return first;
+        }
+        return first.handle((v, e) -> {
+            if (e == null) {
+                return CompletableFuture.completedFuture(v);
+            }
+            StrataException se = StrataException.wrap(e);
+            if (se.status() != Status.NOT_FOUND && se.status() != Status.NOT_A_DIRECTORY && se.status() != Status.STALE_HANDLE) {
+                return CompletableFuture.<T>failedFuture(se);
+            }
+            dirs.invalidate(parentPath);
+            return dir(c, parentPath, false).thenCompose(p -> op.apply(p, name));
+        }).thenCompose(f -> f);
+    }
+
+    @FunctionalInterface
+    interface ParentOp<T> {
+        CompletableFuture<T> apply(InodeId parent, String name);
+    }
+
+    @Override
+    public void close() {
+        if (!files.isEmpty()) {
+            LOG.warn("{}: closing with {} files still open (their unpublished writes are not published)", config.name(), files.size());
+        }
+        try {
+            tiers.close();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: closing the tiers: {}", config.name(), e.toString());
+        }
+        for (AutoCloseable a : closeables) {
+            try {
+                a.close();
+            } catch (Exception e) {
+                LOG.warn("{}: closing {}: {}", config.name(), a, e.toString());
+            }
+        }
+    }
+}

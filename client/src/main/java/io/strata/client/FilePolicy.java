@@ -1,0 +1,52 @@
+package io.strata.client;
+
+import io.strata.config.policy.Consistency;
+import io.strata.config.policy.Policy;
+import io.strata.config.policy.PolicyOverrides;
+import io.strata.core.tier.CacheHints;
+import io.strata.core.tier.IoOptions;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A file's effective policy (recorded in its inode at create: every field) and what it means for
+ * each I/O: the {@link CacheHints} cache tiers see and the {@link IoOptions} every tier call gets.
+ * strict bypasses client caches; write-back, pin and ttl come from the policy as they are.
+ */
+record FilePolicy(Policy policy, CacheHints hints) {
+    private static final Map<Map<String, String>, FilePolicy> PARSED = new ConcurrentHashMap<>();
+
+    /** Parses a file's policy map (cached: files of one directory share one map). */
+    static FilePolicy of(Map<String, String> stored) {
+        FilePolicy p = PARSED.get(stored);
+        if (p != null) {
+            return p;
+        }
+        Policy policy = Policy.DEFAULT.with(PolicyOverrides.fromMap(stored));
+        p = new FilePolicy(policy, hintsOf(policy));
+        if (PARSED.size() < 4096) {
+            PARSED.put(Map.copyOf(stored), p);
+        }
+        return p;
+    }
+
+    static CacheHints hintsOf(Policy p) {
+        if (p.consistency() == Consistency.STRICT) {
+            return CacheHints.BYPASS;
+        }
+        return new CacheHints(true, p.writeBack(), p.writeBackMaxAge(), p.writeBackMaxBytes().bytes(), p.pin(), p.ttl());
+    }
+
+    Consistency consistency() {
+        return policy.consistency();
+    }
+
+    boolean strict() {
+        return policy.consistency() == Consistency.STRICT;
+    }
+
+    IoOptions io(long dataVersion, Duration timeout) {
+        return new IoOptions(dataVersion, policy.qos(), timeout, hints);
+    }
+}

@@ -1,0 +1,113 @@
+package io.strata.client;
+
+import io.strata.core.InodeId;
+import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.Tier;
+import io.strata.namespace.InodeAttrs;
+import io.strata.namespace.Layout;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What this client knows about one file it has open, shared by all the file's handles: layout
+ * and policy (fixed at create), the tier it uses, the latest length and data version the
+ * namespace reported, the writes in flight ({@link FileWrites}) and a write epoch that readahead
+ * uses to drop units fetched before a local write or truncate.
+ *
+ * <p>{@link #length()} is what reads and {@code stat} see: the larger of the published length and
+ * the furthest unpublished write of any open handle here.
+ */
+final class FileState {
+    final InodeId inode;
+    final Layout layout;
+    final FilePolicy policy;
+    final Tier tier;
+    final FileWrites writes;
+    final AtomicLong epoch = new AtomicLong();
+    private final Duration ioTimeout;
+    private final Set<StrataFile> handles = ConcurrentHashMap.newKeySet();
+    private long metaLength;
+    private long dataVersion;
+    private long highWater;
+    private int refs;
+
+    FileState(InodeAttrs a, FilePolicy policy, Tier tier, ClientCore core) {
+        this.inode = a.id();
+        this.layout = a.layout();
+        this.policy = policy;
+        this.tier = tier;
+        this.ioTimeout = core.config().ioTimeout();
+        int capacity = policy.strict() ? 0 : (int) core.config().writeBuffer().bytes();
+        this.writes = new FileWrites(capacity, core.writeBudget(), core.alloc(),
+                (pos, data) -> ChunkIo.write(tier, inode, layout, pos, data, io()));
+        seen(a);
+    }
+
+    /** Takes the namespace's latest word on the file. */
+    synchronized void seen(InodeAttrs a) {
+        metaLength = a.length();
+        dataVersion = Math.max(dataVersion, a.dataVersion());
+        highWater = Math.max(highWater, a.chunkHighWater());
+    }
+
+    /** The published length raised by this client's unpublished writes. */
+    long length() {
+        long l;
+        synchronized (this) {
+            l = metaLength;
+        }
+        for (StrataFile h : handles) {
+            l = Math.max(l, h.unpublishedEnd());
+        }
+        return l;
+    }
+
+    synchronized long dataVersion() {
+        return dataVersion;
+    }
+
+    /** How many chunks the file may have: the namespace's high-water mark or what local writes reached. */
+    long chunksKnown() {
+        long hw;
+        synchronized (this) {
+            hw = highWater;
+        }
+        return Math.max(hw, layout.chunksFor(length()));
+    }
+
+    /** Options of every tier call for this file now. */
+    IoOptions io() {
+        return policy.io(dataVersion(), ioTimeout);
+    }
+
+    /** A local write or truncate happened: readahead units fetched before it are stale. */
+    void bumpEpoch() {
+        epoch.incrementAndGet();
+    }
+
+    /** Every handle's unpublished end is cut to {@code size} (a truncate published it). */
+    void truncated(long size) {
+        for (StrataFile h : handles) {
+            h.cutUnpublished(size);
+        }
+        bumpEpoch();
+    }
+
+    synchronized void attach(StrataFile h) {
+        handles.add(h);
+    }
+
+    synchronized void detach(StrataFile h) {
+        handles.remove(h);
+    }
+
+    synchronized int ref() {
+        return ++refs;
+    }
+
+    synchronized int unref() {
+        return --refs;
+    }
+}

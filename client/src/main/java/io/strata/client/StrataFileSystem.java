@@ -1,0 +1,546 @@
+package io.strata.client;
+
+import io.strata.core.InodeId;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.rpc.RpcClient;
+import io.strata.core.tier.Tier;
+import io.strata.core.util.Futures;
+import io.strata.l1.L1Tier;
+import io.strata.l3.StorageClient;
+import io.strata.l3.StorageClientOptions;
+import io.strata.namespace.Caller;
+import io.strata.namespace.DirEntry;
+import io.strata.namespace.DirPage;
+import io.strata.namespace.InodeAttrs;
+import io.strata.namespace.InodeType;
+import io.strata.namespace.Meta;
+import io.strata.namespace.OpenFlags;
+import io.strata.namespace.PolicyInfo;
+import io.strata.namespace.SetAttr;
+import io.strata.namespace.StatFs;
+import io.strata.namespace.service.MetaClient;
+import io.strata.namespace.service.MetaServer;
+import io.strata.placement.RoutingSource;
+import io.strata.placement.StaticRoutingSource;
+import io.strata.placement.mgmtd.ManagerRoutingSource;
+import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.config.policy.Consistency;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The Strata file system for Java programs (dataloaders, trainers, tools) without FUSE: the
+ * namespace through the meta service, file data through the tier stack (L1 when configured and
+ * the file's policy allows it, over L3 chains).
+ *
+ * <pre>{@code
+ * try (StrataFileSystem fs = StrataFileSystem.connect(ClientConfig.read(ConfigNode.load(file)))) {
+ *     try (StrataFile f = fs.create("/data/a.bin")) {
+ *         f.write(0, bytes, 0, bytes.length);
+ *     }                                                   // close publishes length and data version
+ *     try (StrataFile f = fs.open("/data/a.bin", EnumSet.of(OpenFlag.READ), 0)) {
+ *         f.read(0, buffer);
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Every operation has an asynchronous form ({@code xxxAsync}, failing its future with a
+ * {@link StrataException} whose status maps to an errno) and a blocking one that waits at most
+ * the configured timeout. Operations run as one {@link Caller} (uid, gid, groups) checked by the
+ * namespace: the current process's by default, another through {@link #as}. Paths are absolute;
+ * operations on a path act on the entry itself ({@code lstat}, {@code chmod} of a symlink is the
+ * symlink's) except {@link #stat} and {@link #open}, which follow symlinks.
+ *
+ * <p>Consistency follows each file's directory policy: {@code close-to-open} (an open sees every
+ * write published by a close or fsync before it; data caches are keyed by the data version
+ * checked at open), {@code strict} (no client data cache, no readahead, writes go straight to
+ * the chain), {@code immutable} (cached without revalidation; a file already written cannot be
+ * opened for writing again: READ_ONLY).
+ */
+public final class StrataFileSystem implements AutoCloseable {
+    private static final int READDIR_PAGE = 1000;
+
+    private final ClientCore core;
+    private final Caller caller;
+    private final boolean owner;
+
+    private StrataFileSystem(ClientCore core, Caller caller, boolean owner) {
+        this.core = core;
+        this.caller = caller;
+        this.owner = owner;
+    }
+
+    // ---- construction ----
+
+    /** Connects with a context of its own (closed with the file system). */
+    public static StrataFileSystem connect(ClientConfig config) {
+        NodeContext ctx = NodeContext.builder(config.name()).build();
+        try {
+            return connect(ctx, config, List.of(ctx));
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw e;
+        }
+    }
+
+    /** Connects within {@code ctx} (which stays the caller's). */
+    public static StrataFileSystem connect(NodeContext ctx, ClientConfig config) {
+        return connect(ctx, config, List.of());
+    }
+
+    private static StrataFileSystem connect(NodeContext ctx, ClientConfig config, List<AutoCloseable> extra) {
+        List<AutoCloseable> closeables = new ArrayList<>();
+        try {
+            RoutingSource routing;
+            List<InetSocketAddress> metaAddrs = config.meta();
+            if (!config.mgmtd().isEmpty()) {
+                MgmtdClient mgmtd = new MgmtdClient(ctx, config.mgmtd());
+                closeables.add(mgmtd);
+                if (config.staticRouting().isPresent()) {
+                    routing = new StaticRoutingSource(config.staticRouting().get());
+                } else {
+                    ManagerRoutingSource m = ManagerRoutingSource.start(ctx, mgmtd);
+                    closeables.add(0, m);
+                    Futures.join(m.refreshAsync(0), config.metaTimeout());
+                    routing = m;
+                }
+                if (metaAddrs.isEmpty()) {
+                    metaAddrs = MetaDiscovery.find(mgmtd, config.metaTimeout());
+                }
+            } else {
+                routing = new StaticRoutingSource(config.staticRouting().orElseThrow());
+            }
+            RpcClient metaRpc = new RpcClient(ctx, MetaServer.PROTOCOL, config.rpc());
+            closeables.add(0, metaRpc);
+            Duration attempt = config.metaTimeout().compareTo(Duration.ofSeconds(10)) < 0 ? config.metaTimeout() : Duration.ofSeconds(10);
+            long attempts = Math.max(1, config.metaTimeout().toMillis() / Math.max(1, attempt.toMillis()));
+            Meta meta = new MetaClient(ctx, metaRpc, metaAddrs, attempt, (int) Math.max(attempts, 2L * metaAddrs.size()));
+            closeables.addAll(extra);
+            return create(ctx, config, meta, routing, closeables);
+        } catch (RuntimeException e) {
+            for (AutoCloseable a : closeables) {
+                try {
+                    a.close();
+                } catch (Exception ignored) {
+                    // best effort
+                }
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * A file system over a given namespace ({@code meta}: an in-process {@code MetaStore} or a
+     * {@code MetaClient}) and routing, building the tier stack from {@code config}.
+     * {@code closeables} are closed with it, after the tiers.
+     */
+    public static StrataFileSystem create(NodeContext ctx, ClientConfig config, Meta meta, RoutingSource routing,
+                                          List<AutoCloseable> closeables) {
+        return create(ctx, config, meta, routing, closeables, t -> t);
+    }
+
+    /** As above, with the L3 tier wrapped by {@code wrapL3} (tests that count or delay tier calls). */
+    static StrataFileSystem create(NodeContext ctx, ClientConfig config, Meta meta, RoutingSource routing,
+                                   List<AutoCloseable> closeables, java.util.function.UnaryOperator<Tier> wrapL3) {
+        Tier l3 = wrapL3.apply(new StorageClient(ctx, routing, config.rpc(), StorageClientOptions.DEFAULTS
+                .withAttemptTimeout(config.attemptTimeout()).withReadPolicy(config.readPolicy())));
+        Tier l1 = null;
+        try {
+            if (config.l1().isPresent()) {
+                l1 = new L1Tier(ctx, config.l1().get(), l3);
+            }
+        } catch (RuntimeException e) {
+            l3.close();
+            throw e;
+        }
+        ClientCore core = new ClientCore(ctx, config, meta, new TierStack(l3, l1), closeables);
+        return new StrataFileSystem(core, defaultCaller(), true);
+    }
+
+    /** The same file system acting as {@code c} (shares everything; closing the view closes nothing). */
+    public StrataFileSystem as(Caller c) {
+        return new StrataFileSystem(core, c, false);
+    }
+
+    public Caller caller() {
+        return caller;
+    }
+
+    public ClientConfig config() {
+        return core.config();
+    }
+
+    /** The namespace this client talks to (tools that need operations by inode). */
+    public Meta meta() {
+        return core.meta();
+    }
+
+    /** The L3 tier (tools, the garbage collector's reclaimer). */
+    public Tier l3() {
+        return core.tiers().l3();
+    }
+
+    /** The process's own uid and gid (root when they cannot be read). */
+    static Caller defaultCaller() {
+        try {
+            com.sun.security.auth.module.UnixSystem u = new com.sun.security.auth.module.UnixSystem();
+            long[] groups = u.getGroups();
+            int n = groups == null ? 0 : Math.min(groups.length, Caller.MAX_GROUPS);
+            int[] g = new int[n];
+            for (int i = 0; i < n; i++) {
+                g[i] = (int) groups[i];
+            }
+            return new Caller((int) u.getUid(), (int) u.getGid(), g);
+        } catch (Throwable t) {
+            return Caller.ROOT;
+        }
+    }
+
+    private <T> T metaJoin(CompletableFuture<T> f) {
+        return Futures.join(f, core.config().metaTimeout().plusSeconds(1));
+    }
+
+    private <T> T ioJoin(CompletableFuture<T> f) {
+        return Futures.join(f, core.config().metaTimeout().plus(core.config().ioTimeout()).plusSeconds(1));
+    }
+
+    // ---- attributes ----
+
+    /** The entry at {@code path} itself (a symlink is not followed). */
+    public CompletableFuture<FileStatus> lstatAsync(String path) {
+        return lookup(path).thenApply(a -> FileStatus.of(a, core.sizeOf(a)));
+    }
+
+    public FileStatus lstat(String path) {
+        return metaJoin(lstatAsync(path));
+    }
+
+    /** The file or directory {@code path} names, symlinks followed. */
+    public CompletableFuture<FileStatus> statAsync(String path) {
+        return resolve(path).thenApply(a -> FileStatus.of(a, core.sizeOf(a)));
+    }
+
+    public FileStatus stat(String path) {
+        return metaJoin(statAsync(path));
+    }
+
+    /** Whether {@code path} exists (symlinks followed). */
+    public boolean exists(String path) {
+        try {
+            stat(path);
+            return true;
+        } catch (StrataException e) {
+            if (e.status() == Status.NOT_FOUND) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /** Sets mode, owner, size or times of the entry at {@code path}; a size truncates (see {@link #truncateAsync}). */
+    public CompletableFuture<FileStatus> setAttrAsync(String path, SetAttr attrs) {
+        return lookup(path).thenCompose(a -> {
+            CompletableFuture<InodeAttrs> sized = attrs.size() == null ? CompletableFuture.completedFuture(a)
+                    : core.truncate(caller, a, attrs.size());
+            SetAttr rest = new SetAttr(attrs.mode(), attrs.uid(), attrs.gid(), null, attrs.atimeNanos(), attrs.mtimeNanos());
+            if (rest.equals(SetAttr.NONE)) {
+                return sized;
+            }
+            return sized.thenCompose(x -> core.meta().setattrAsync(caller, a.id(), rest, null));
+        }).thenApply(a -> FileStatus.of(a, core.sizeOf(a)));
+    }
+
+    public void chmod(String path, int mode) {
+        metaJoin(setAttrAsync(path, SetAttr.mode(mode)));
+    }
+
+    public void chown(String path, Integer uid, Integer gid) {
+        metaJoin(setAttrAsync(path, SetAttr.owner(uid, gid)));
+    }
+
+    /** Sets times (ns since the epoch; {@link SetAttr#NOW} for now; null leaves one). */
+    public void setTimes(String path, Long atimeNanos, Long mtimeNanos) {
+        metaJoin(setAttrAsync(path, SetAttr.times(atimeNanos, mtimeNanos)));
+    }
+
+    /** Sets a file's length: bytes past it are dropped (a later extension reads zeros). */
+    public CompletableFuture<Void> truncateAsync(String path, long size) {
+        return resolve(path).thenCompose(a -> core.truncate(caller, a, size)).thenAccept(a -> { });
+    }
+
+    public void truncate(String path, long size) {
+        ioJoin(truncateAsync(path, size));
+    }
+
+    // ---- directories ----
+
+    public CompletableFuture<FileStatus> mkdirAsync(String path, int mode) {
+        List<String> parts = PathNames.components(path);
+        return core.inParent(caller, parts, (p, n) -> core.meta().mkdirAsync(caller, p, n, mode, null)).thenApply(FileStatus::of);
+    }
+
+    public FileStatus mkdir(String path, int mode) {
+        return metaJoin(mkdirAsync(path, mode));
+    }
+
+    /** Creates {@code path} and any missing parents (mode 0755); existing directories are fine. */
+    public void mkdirs(String path) {
+        List<String> parts = PathNames.components(path);
+        for (int i = 1; i <= parts.size(); i++) {
+            String p = PathNames.join(parts, 0, i);
+            try {
+                mkdir(p, 0755);
+            } catch (StrataException e) {
+                if (e.status() != Status.ALREADY_EXISTS || !lstat(p).isDirectory()) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** Every entry of the directory (symlinks followed to it), in name order; pages internally. */
+    public CompletableFuture<List<DirEntry>> listAsync(String path, boolean withAttrs) {
+        return resolve(path).thenCompose(d -> {
+            if (!d.isDirectory()) {
+                throw new StrataException(Status.NOT_A_DIRECTORY, "\"" + path + "\" is not a directory");
+            }
+            List<DirEntry> out = new ArrayList<>();
+            return page(d.id(), null, withAttrs, out).thenApply(v -> out);
+        });
+    }
+
+    private CompletableFuture<Void> page(InodeId dir, String after, boolean withAttrs, List<DirEntry> out) {
+        return core.meta().readdirAsync(caller, dir, after, READDIR_PAGE, withAttrs).thenCompose((DirPage p) -> {
+            out.addAll(p.entries());
+            return p.next() == null ? CompletableFuture.completedFuture(null) : page(dir, p.next(), withAttrs, out);
+        });
+    }
+
+    public List<DirEntry> list(String path) {
+        return Futures.join(listAsync(path, false), core.config().metaTimeout().multipliedBy(4));
+    }
+
+    /** Removes a file or symlink ({@code unlink}); IS_A_DIRECTORY for a directory. */
+    public CompletableFuture<Void> unlinkAsync(String path) {
+        List<String> parts = PathNames.components(path);
+        return core.inParent(caller, parts, (p, n) -> core.meta().unlinkAsync(caller, p, n, null))
+                .thenRun(() -> core.forget(PathNames.normalize(path)));
+    }
+
+    /** Removes an empty directory. */
+    public CompletableFuture<Void> rmdirAsync(String path) {
+        List<String> parts = PathNames.components(path);
+        return core.inParent(caller, parts, (p, n) -> core.meta().rmdirAsync(caller, p, n, null))
+                .thenRun(() -> core.forget(PathNames.normalize(path)));
+    }
+
+    /** Removes a file, symlink or empty directory. */
+    public CompletableFuture<Void> deleteAsync(String path) {
+        return lookup(path).thenCompose(a -> a.isDirectory() ? rmdirAsync(path) : unlinkAsync(path));
+    }
+
+    public void delete(String path) {
+        metaJoin(deleteAsync(path));
+    }
+
+    /** Moves {@code src} to {@code dst} atomically, replacing a file there (rename(2)). */
+    public CompletableFuture<Void> renameAsync(String src, String dst) {
+        List<String> s = PathNames.components(src);
+        List<String> d = PathNames.components(dst);
+        return core.dir(caller, PathNames.parent(s), true).thenCompose(sp -> core.dir(caller, PathNames.parent(d), true)
+                .thenCompose(dp -> core.meta().renameAsync(caller, sp, PathNames.name(s), dp, PathNames.name(d), false, null)))
+                .thenRun(() -> {
+                    core.forget(PathNames.normalize(src));
+                    core.forget(PathNames.normalize(dst));
+                });
+    }
+
+    public void rename(String src, String dst) {
+        metaJoin(renameAsync(src, dst));
+    }
+
+    // ---- links ----
+
+    public CompletableFuture<FileStatus> symlinkAsync(String target, String linkPath) {
+        List<String> parts = PathNames.components(linkPath);
+        return core.inParent(caller, parts, (p, n) -> core.meta().symlinkAsync(caller, p, n, target, null)).thenApply(FileStatus::of);
+    }
+
+    public void symlink(String target, String linkPath) {
+        metaJoin(symlinkAsync(target, linkPath));
+    }
+
+    public CompletableFuture<String> readlinkAsync(String path) {
+        return lookup(path).thenCompose(a -> core.meta().readlinkAsync(caller, a.id()));
+    }
+
+    public String readlink(String path) {
+        return metaJoin(readlinkAsync(path));
+    }
+
+    /** A new name {@code newPath} for the file at {@code existing} (hard link). */
+    public CompletableFuture<FileStatus> linkAsync(String existing, String newPath) {
+        List<String> parts = PathNames.components(newPath);
+        return lookup(existing).thenCompose(a -> core.inParent(caller, parts, (p, n) -> core.meta().linkAsync(caller, a.id(), p, n, null)))
+                .thenApply(a -> FileStatus.of(a, core.sizeOf(a)));
+    }
+
+    public void link(String existing, String newPath) {
+        metaJoin(linkAsync(existing, newPath));
+    }
+
+    // ---- files ----
+
+    /**
+     * Opens a file. {@code mode} is used when CREATE creates it. WRITE of a file in an
+     * {@code immutable} directory that was already written fails with READ_ONLY.
+     */
+    public CompletableFuture<StrataFile> openAsync(String path, Set<OpenFlag> flags, int mode) {
+        boolean write = flags.contains(OpenFlag.WRITE);
+        boolean read = flags.contains(OpenFlag.READ) || !write;
+        CompletableFuture<InodeAttrs> found;
+        if (flags.contains(OpenFlag.CREATE)) {
+            List<String> parts = PathNames.components(path);
+            found = core.inParent(caller, parts, (p, n) -> core.meta().createAsync(caller, p, n, mode, flags.contains(OpenFlag.EXCLUSIVE), null));
+        } else {
+            found = resolve(path);
+        }
+        return found.thenCompose(a -> openInode(a, read, write, flags.contains(OpenFlag.TRUNCATE), path));
+    }
+
+    private CompletableFuture<StrataFile> openInode(InodeAttrs a, boolean read, boolean write, boolean truncate, String path) {
+        if (a.isDirectory()) {
+            throw new StrataException(Status.IS_A_DIRECTORY, "\"" + path + "\" is a directory");
+        }
+        if (!a.isFile()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "\"" + path + "\" is not a regular file");
+        }
+        int f = (read ? OpenFlags.READ : 0) | (write ? OpenFlags.WRITE : 0);
+        return core.meta().openAsync(caller, a.id(), f, core.clientId(), null).thenCompose(o -> {
+            InodeAttrs now = o.attrs();
+            if (write && FilePolicy.of(now.policy()).consistency() == Consistency.IMMUTABLE
+                    && (now.dataVersion() > 1 || now.length() > 0)) {
+                core.meta().closeAsync(caller, now.id(), o.sessionId(), 0, false, null);
+                throw new StrataException(Status.READ_ONLY, "\"" + path + "\" is in an immutable directory and was already written");
+            }
+            FileState s = core.acquire(now);
+            StrataFile h = new StrataFile(core, s, caller, o.sessionId(), read, write);
+            if (!write || !truncate || (now.length() == 0 && now.chunkHighWater() == 0 && s.length() == 0)) {
+                return CompletableFuture.completedFuture(h);
+            }
+            return core.truncate(caller, s, 0).handle((x, e) -> {
+                if (e != null) {
+                    h.closeAsync();
+                    throw StrataException.wrap(e);
+                }
+                return h;
+            });
+        });
+    }
+
+    public StrataFile open(String path, Set<OpenFlag> flags, int mode) {
+        return ioJoin(openAsync(path, flags, mode));
+    }
+
+    /** Opens for reading. */
+    public StrataFile openRead(String path) {
+        return open(path, EnumSet.of(OpenFlag.READ), 0);
+    }
+
+    /** Creates or truncates {@code path} (mode 0644) and opens it for reading and writing. */
+    public StrataFile create(String path) {
+        return open(path, EnumSet.of(OpenFlag.READ, OpenFlag.WRITE, OpenFlag.CREATE, OpenFlag.TRUNCATE), 0644);
+    }
+
+    /**
+     * Reads many {@code (file, offset, length)} at once within {@code budgetBytes} of memory; see
+     * {@link BatchRead}.
+     */
+    public BatchRead readBatch(List<ReadRequest> requests, long budgetBytes) {
+        return new BatchRead(core, caller, requests, budgetBytes);
+    }
+
+    // ---- extended attributes, policies, usage ----
+
+    public CompletableFuture<byte[]> getXattrAsync(String path, String name) {
+        return lookup(path).thenCompose(a -> core.meta().getxattrAsync(caller, a.id(), name));
+    }
+
+    /** {@code flags}: 0, {@link OpenFlags#XATTR_CREATE} or {@link OpenFlags#XATTR_REPLACE}. */
+    public CompletableFuture<Void> setXattrAsync(String path, String name, byte[] value, int flags) {
+        return lookup(path).thenCompose(a -> core.meta().setxattrAsync(caller, a.id(), name, value, flags, null));
+    }
+
+    public CompletableFuture<List<String>> listXattrsAsync(String path) {
+        return lookup(path).thenCompose(a -> core.meta().listxattrAsync(caller, a.id()));
+    }
+
+    public CompletableFuture<Void> removeXattrAsync(String path, String name) {
+        return lookup(path).thenCompose(a -> core.meta().removexattrAsync(caller, a.id(), name, null));
+    }
+
+    /** A directory's own policy overrides and every field's effective value and source. */
+    public CompletableFuture<PolicyInfo> policyAsync(String dir) {
+        return resolve(dir).thenCompose(a -> core.meta().policyGetAsync(caller, a.id()));
+    }
+
+    public PolicyInfo policy(String dir) {
+        return metaJoin(policyAsync(dir));
+    }
+
+    /** Changes a directory's policy ("key=value", "key=inherit"); applies to files created afterwards. */
+    public CompletableFuture<PolicyInfo> setPolicyAsync(String dir, List<String> assignments) {
+        return resolve(dir).thenCompose(a -> core.meta().policySetAsync(caller, a.id(), assignments, null));
+    }
+
+    public PolicyInfo setPolicy(String dir, String... assignments) {
+        return metaJoin(setPolicyAsync(dir, List.of(assignments)));
+    }
+
+    public CompletableFuture<StatFs> statfsAsync() {
+        return core.meta().statfsAsync(caller);
+    }
+
+    // ---- plumbing ----
+
+    private CompletableFuture<InodeAttrs> lookup(String path) {
+        List<String> parts;
+        try {
+            parts = PathNames.components(path);
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (parts.isEmpty()) {
+            return core.meta().getattrAsync(caller, InodeId.ROOT);
+        }
+        return core.inParent(caller, parts, (p, n) -> core.meta().lookupAsync(caller, p, n));
+    }
+
+    private CompletableFuture<InodeAttrs> resolve(String path) {
+        try {
+            return core.meta().resolveAsync(caller, PathNames.normalize(path));
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Whether {@code type} names a directory (for callers mapping entries to modes). */
+    public static boolean isDirectory(InodeType type) {
+        return type == InodeType.DIRECTORY;
+    }
+
+    /** Closes the client (only the owner; views close nothing). Files left open are not published. */
+    @Override
+    public void close() {
+        if (owner) {
+            core.close();
+        }
+    }
+}
