@@ -86,6 +86,8 @@ final class ResyncWorker implements AutoCloseable {
     private final RpcClient rpc;
     private final RateLimiter limiter;
     private final Map<ChainId, Session> sessions = new ConcurrentHashMap<>();
+    /** The last session of each chain that no longer runs one (for tools and tests). */
+    private final Map<ChainId, ResyncProgress> finished = new ConcurrentHashMap<>();
     private final Counter copiedBytes;
     private final Counter copied;
     private final Counter removed;
@@ -138,6 +140,7 @@ final class ResyncWorker implements AutoCloseable {
             if (old != null && (succ == null || !old.target.equals(succ) || old.chainVersion != c.version())) {
                 old.cancel();
                 sessions.remove(c.id(), old);
+                finished.put(c.id(), old.progress());
                 old = null;
             }
             if (succ == null) {
@@ -154,12 +157,14 @@ final class ResyncWorker implements AutoCloseable {
             if (!wanted.contains(chain)) {
                 s.cancel();
                 sessions.remove(chain, s);
+                finished.put(chain, s.progress());
             }
         });
     }
 
+    /** The running session of each chain, else the last one that ran. */
     Map<ChainId, ResyncProgress> progress() {
-        Map<ChainId, ResyncProgress> out = new TreeMap<>();
+        Map<ChainId, ResyncProgress> out = new TreeMap<>(finished);
         sessions.forEach((c, s) -> out.put(c, s.progress()));
         return out;
     }

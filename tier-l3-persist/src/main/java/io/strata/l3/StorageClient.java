@@ -210,11 +210,22 @@ public final class StorageClient implements Tier {
         return out;
     }
 
+    /** Routing that knows {@code chain}: the current one, else a refreshed one (a client that just started has none yet). */
+    private CompletableFuture<RoutingInfo> routingWith(ChainId chain) {
+        RoutingInfo r = routing.current();
+        if (r.chains().containsKey(chain)) {
+            return CompletableFuture.completedFuture(r);
+        }
+        return routing.refreshAsync(r.version()).thenApply(fresh -> {
+            fresh.chain(chain); // NO_SUCH_CHAIN when still unknown
+            return fresh;
+        });
+    }
+
     /** What one replica holds for the chunk (tests and tools). */
     public CompletableFuture<ChunkStat> statAsync(ChunkAddress chunk, TargetId replica, Duration timeout) {
-        RoutingInfo r = routing.current();
-        ChainInfo c = r.chain(chunk.chain());
-        return rpc.call(r.nodeOf(replica).address(), new StatChunk(ChunkRef.of(chunk), c.version()), Payload.NONE, timeout)
+        return routingWith(chunk.chain()).thenCompose(r -> rpc.call(r.nodeOf(replica).address(),
+                        new StatChunk(ChunkRef.of(chunk), r.chain(chunk.chain()).version()), Payload.NONE, timeout))
                 .thenApply(resp -> {
                     try (resp) {
                         return resp.message(ChunkStat.class);
@@ -231,16 +242,10 @@ public final class StorageClient implements Tier {
         CompletableFuture<List<ChunkSummary>> result = new CompletableFuture<>();
         new Object() {
             void page(boolean first, long inode, int index) {
-                RoutingInfo r = routing.current();
-                ChainInfo c;
-                try {
-                    c = r.chain(chain);
-                } catch (StrataException e) {
-                    result.completeExceptionally(e);
-                    return;
-                }
-                ListChunks m = new ListChunks(chain.value(), c.version(), first, inode, index, 4096);
-                rpc.call(r.nodeOf(replica).address(), m, Payload.NONE, timeout).whenComplete((resp, err) -> {
+                routingWith(chain).thenCompose(r -> {
+                    ListChunks m = new ListChunks(chain.value(), r.chain(chain).version(), first, inode, index, 4096);
+                    return rpc.call(r.nodeOf(replica).address(), m, Payload.NONE, timeout);
+                }).whenComplete((resp, err) -> {
                     if (err != null) {
                         result.completeExceptionally(StrataException.wrap(err));
                         return;

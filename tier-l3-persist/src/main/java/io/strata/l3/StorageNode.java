@@ -281,8 +281,8 @@ public final class StorageNode implements AutoCloseable {
         LOG.debug("{}: routing v{}", ctx.name(), next.version());
         CompletableFuture<Void> old = routingChanged;
         routingChanged = new CompletableFuture<>();
-        receiver.observe(next);
-        if (!closed) {
+        if (!closed) { // a static routing source keeps the listeners of closed nodes
+            receiver.observe(next);
             worker.onRouting(next);
         }
         old.complete(null);
@@ -412,7 +412,7 @@ public final class StorageNode implements AutoCloseable {
         }
     }
 
-    /** The resyncs this node runs as the predecessor (one per chain at most), for logs, tests and tools. */
+    /** The resync this node runs (or last ran) as the predecessor, per chain: for logs, tests and tools. */
     public Map<ChainId, ResyncProgress> resyncs() {
         return worker.progress();
     }

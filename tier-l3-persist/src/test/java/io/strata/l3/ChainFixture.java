@@ -40,8 +40,18 @@ final class ChainFixture implements AutoCloseable {
     final StorageNode[] nodes;
     final InetSocketAddress[] addresses;
     private final List<AutoCloseable> extras = new ArrayList<>();
+    private final EngineOptions engine;
+    private final io.strata.core.DataSize resyncBandwidth;
+    private final int[] starts;
 
     ChainFixture(Path dir, long seed, int nodeCount, int chains, EngineOptions engine) {
+        this(dir, seed, nodeCount, chains, engine, StorageConfig.DEFAULT_RESYNC_BANDWIDTH);
+    }
+
+    ChainFixture(Path dir, long seed, int nodeCount, int chains, EngineOptions engine, io.strata.core.DataSize resyncBandwidth) {
+        this.engine = engine;
+        this.resyncBandwidth = resyncBandwidth;
+        this.starts = new int[nodeCount + 1];
         this.dir = dir;
         this.seed = seed;
         this.nodeCount = nodeCount;
@@ -60,7 +70,8 @@ final class ChainFixture implements AutoCloseable {
     }
 
     private void start(int i, EngineOptions engine) {
-        ctx[i] = NodeContext.builder("storage-" + i).seed(seed + i).faults(new FaultInjector(seed + i))
+        long s = seed + i + 1000L * starts[i]++;
+        ctx[i] = NodeContext.builder("storage-" + i).seed(s).faults(new FaultInjector(s))
                 .eventLoopThreads(1).blockingThreads(2).build();
         List<StorageConfig.Target> targets = new ArrayList<>();
         for (int c = 1; c <= chains; c++) {
@@ -68,7 +79,7 @@ final class ChainFixture implements AutoCloseable {
                 targets.add(new StorageConfig.Target(target(i, c), dir.resolve("node-" + i).resolve("t" + target(i, c).value())));
             }
         }
-        StorageConfig cfg = new StorageConfig(NodeId.of(i), targets, engine, Duration.ofSeconds(2));
+        StorageConfig cfg = new StorageConfig(NodeId.of(i), targets, engine, Duration.ofSeconds(2)).withResyncBandwidth(resyncBandwidth);
         InetSocketAddress listen = addresses[i] == null ? new InetSocketAddress("127.0.0.1", 0) : addresses[i];
         nodes[i] = StorageNode.start(ctx[i], cfg, routing, RpcOptions.DEFAULTS, listen);
         addresses[i] = nodes[i].address();
@@ -134,7 +145,7 @@ final class ChainFixture implements AutoCloseable {
     }
 
     void restart(int i) {
-        start(i, EngineOptions.DEFAULTS);
+        start(i, engine);
     }
 
     @Override
