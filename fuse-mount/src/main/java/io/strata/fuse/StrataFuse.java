@@ -1,0 +1,652 @@
+package io.strata.fuse;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.strata.client.FileStatus;
+import io.strata.client.OpenFlag;
+import io.strata.client.StrataFile;
+import io.strata.client.StrataFileSystem;
+import io.strata.config.policy.Consistency;
+import io.strata.core.InodeId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.util.Futures;
+import io.strata.namespace.DirEntry;
+import io.strata.namespace.InodeType;
+import io.strata.namespace.SetAttr;
+import io.strata.namespace.StatFs;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import jnr.ffi.Pointer;
+import jnr.ffi.Struct;
+import jnr.ffi.types.mode_t;
+import jnr.ffi.types.off_t;
+import jnr.ffi.types.size_t;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import ru.serce.jnrfuse.FuseFillDir;
+import ru.serce.jnrfuse.FuseStubFS;
+import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.FuseContext;
+import ru.serce.jnrfuse.struct.FuseFileInfo;
+import ru.serce.jnrfuse.struct.Statvfs;
+import ru.serce.jnrfuse.struct.Timespec;
+
+/**
+ * The FUSE file system (libfuse2 high-level API through jnr-fuse) over a {@link StrataFileSystem}.
+ *
+ * <p><b>Threads.</b> libfuse runs its multi-threaded loop and calls these methods on its own
+ * threads; each one waits for the client's future with a bound (the client's io or meta timeout
+ * plus a second), so no request hangs: an operation that cannot complete in time fails with EIO
+ * (see {@link FuseErrors}), and a read that a replica can serve succeeds.
+ *
+ * <p><b>Who.</b> Each request runs as the calling process's uid, gid and supplementary groups
+ * ({@link Callers}); the namespace checks permissions (and the kernel too, with
+ * {@code default_permissions}).
+ *
+ * <p><b>Open files.</b> {@code fh} is an index into the table of open {@link StrataFile}s, so
+ * every operation on an open file works without its path (the mount uses {@code hard_remove}
+ * and {@code nullpath_ok}: an unlinked open file stays usable until released). {@code flush}
+ * (each close(2)) publishes the file's writes, so another client's open sees them as soon as
+ * close(2) returned; {@code release} ends the session.
+ *
+ * <p><b>Kernel caching per file.</b> From the file's consistency mode: {@code strict} opens
+ * use {@code direct_io} (no page cache: every read reaches the client, which reaches L3);
+ * {@code immutable} opens keep the page cache ({@code keep_cache}); {@code close-to-open} opens
+ * keep it only when the file's data version is the one the page cache was filled at, else the
+ * kernel drops it at open. Attribute and entry timeouts are mount-wide in the high-level API
+ * (see {@link FuseMount}).
+ */
+final class StrataFuse extends FuseStubFS {
+    private static final Logger LOG = LoggerFactory.getLogger(StrataFuse.class);
+    private static final int O_ACCMODE = 3;
+    private static final int O_WRONLY = 1;
+    private static final int O_RDWR = 2;
+    private static final int O_EXCL = 0200;
+    private static final int O_TRUNC = 01000;
+    private static final int O_DIRECT = 040000;
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFREG = 0100000;
+    private static final int S_IFDIR = 0040000;
+    private static final int S_IFLNK = 0120000;
+    /** Linux {@code struct fuse_file_info} (libfuse 2.9, x86_64): the bit-field word after {@code writepage}. */
+    private static final int FI_BITS_OFFSET = 20;
+    private static final int FI_DIRECT_IO = 1;
+    private static final int FI_KEEP_CACHE = 2;
+    private static final long UTIME_NOW = (1L << 30) - 1;
+    private static final long UTIME_OMIT = (1L << 30) - 2;
+    /** What statfs reports as free: storage nodes do not report capacity to clients yet. */
+    private static final long REPORTED_CAPACITY = 1L << 50;
+
+    /** Native memory as direct ByteBuffers (JNI NewDirectByteBuffer: no sun.misc.Unsafe needed). */
+    private static final com.kenai.jffi.MemoryIO NATIVE = com.kenai.jffi.MemoryIO.getInstance();
+
+    private final StrataFileSystem fs;
+    private final String root;
+    private final Duration metaBound;
+    private final Duration ioBound;
+    private final Callers callers = new Callers();
+    private final ConcurrentHashMap<Long, StrataFile> open = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<InodeId, Long> pageCacheVersion = new ConcurrentHashMap<>();
+    private final AtomicLong nextFh = new AtomicLong();
+    private final MeterRegistry meters;
+    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    private final boolean fileInfoLayoutKnown;
+
+    StrataFuse(StrataFileSystem fs, String root, MeterRegistry meters) {
+        this.fs = fs;
+        this.root = root.equals("/") ? "" : (root.endsWith("/") ? root.substring(0, root.length() - 1) : root);
+        this.metaBound = fs.config().metaTimeout().plusSeconds(1);
+        this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
+        this.meters = meters;
+        setOperationFlags();
+        this.fileInfoLayoutKnown = fileInfoLayoutKnown();
+    }
+
+    /**
+     * Sets {@code flag_nullpath_ok} and {@code flag_utime_omit_ok} in libfuse's operations table
+     * (jnr-fuse declares the bit-field but gives no setter). The word follows the 38 callback
+     * pointers of {@code struct fuse_operations} (libfuse 2.9); refused if jnr-fuse's layout
+     * disagrees, in which case unlinked open files read through libfuse's path instead.
+     */
+    private boolean setOperationFlags() {
+        try {
+            // 38 callbacks, the flag word (padded to 8), 6 more callbacks: 360 bytes on x86_64
+            int size = Struct.size(fuseOperations);
+            if (size != 38 * 8 + 8 + 6 * 8) {
+                LOG.warn("unexpected fuse_operations layout ({} bytes): nullpath_ok not set", size);
+                return false;
+            }
+            Pointer ops = Struct.getMemory(fuseOperations);
+            ops.putInt(38L * 8, ops.getInt(38L * 8) | 1 | 4);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.warn("cannot set libfuse operation flags: {}", e.toString());
+            return false;
+        }
+    }
+
+    /** libfuse 2.9's {@code struct fuse_file_info} is 40 bytes with {@code fh} at 24; jnr-fuse's must agree. */
+    private static boolean fileInfoLayoutKnown() {
+        int size = Struct.size(new FuseFileInfo(jnr.ffi.Runtime.getSystemRuntime()) { });
+        if (size != 40) {
+            LOG.warn("unexpected fuse_file_info layout ({} bytes): direct_io and keep_cache not set per file", size);
+            return false;
+        }
+        return true;
+    }
+
+    // ---- plumbing ----
+
+    private String p(String path) {
+        if (path == null) {
+            throw new StrataException(Status.STALE_HANDLE, "no path for this request");
+        }
+        return root + path;
+    }
+
+    private StrataFileSystem who() {
+        FuseContext c = getContext();
+        return fs.as(callers.of(c.uid.get(), c.gid.get(), c.pid.get()));
+    }
+
+    private static <T> T join(CompletableFuture<T> f, Duration bound) {
+        return Futures.join(f, bound);
+    }
+
+    private int call(String op, Callable<Integer> body) {
+        long t0 = System.nanoTime();
+        String result = "ok";
+        try {
+            int r = body.call();
+            if (r < 0) {
+                result = "errno-" + (-r);
+            }
+            return r;
+        } catch (Throwable t) {
+            int e = FuseErrors.errno(t);
+            result = "errno-" + (-e);
+            if (e == -Status.Errno.EIO) {
+                LOG.warn("{} failed: {}", op, StrataException.wrap(StrataException.unwrapCompletion(t)).toString());
+            }
+            return e;
+        } finally {
+            String key = op + "/" + result;
+            timers.computeIfAbsent(key, k -> Timer.builder("strata.fuse.requests").tag("op", op)
+                    .tag("result", key.substring(op.length() + 1)).register(meters)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private StrataFile handle(FuseFileInfo fi) {
+        StrataFile h = fi == null ? null : open.get(fi.fh.get());
+        if (h == null) {
+            throw new StrataException(Status.STALE_HANDLE, "no open file " + (fi == null ? "-" : fi.fh.get()));
+        }
+        return h;
+    }
+
+    /** The files this mount has open (tests, unmount). */
+    int openFiles() {
+        return open.size();
+    }
+
+    /** Closes every file still open (unmount): publishes their writes. */
+    void closeAll() {
+        for (Long fh : List.copyOf(open.keySet())) {
+            StrataFile h = open.remove(fh);
+            if (h != null) {
+                try {
+                    join(h.closeAsync(), ioBound);
+                } catch (RuntimeException e) {
+                    LOG.warn("closing {} at unmount: {}", h, e.toString());
+                }
+            }
+        }
+    }
+
+    static void fill(FileStat stat, FileStatus st) {
+        int type = switch (st.type()) {
+            case DIRECTORY -> S_IFDIR;
+            case SYMLINK -> S_IFLNK;
+            case FILE -> S_IFREG;
+        };
+        stat.st_mode.set(type | (st.mode() & 07777));
+        stat.st_ino.set(st.inode().value());
+        stat.st_nlink.set(st.nlink());
+        stat.st_uid.set(st.uid());
+        stat.st_gid.set(st.gid());
+        stat.st_size.set(st.size());
+        stat.st_blksize.set(MountOptions.MAX_REQUEST);
+        stat.st_blocks.set((st.size() + 511) / 512);
+        time(stat.st_atim, st.atimeNanos());
+        time(stat.st_mtim, st.mtimeNanos());
+        time(stat.st_ctim, st.ctimeNanos());
+    }
+
+    private static void time(Timespec t, long nanos) {
+        t.tv_sec.set(Math.floorDiv(nanos, 1_000_000_000L));
+        t.tv_nsec.set(Math.floorMod(nanos, 1_000_000_000L));
+    }
+
+    // ---- attributes ----
+
+    @Override
+    public int getattr(String path, FileStat stat) {
+        return call("getattr", () -> {
+            fill(stat, join(who().lstatAsync(p(path)), metaBound));
+            return 0;
+        });
+    }
+
+    @Override
+    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+        return call("fgetattr", () -> {
+            StrataFile h = fi == null ? null : open.get(fi.fh.get());
+            fill(stat, join(h != null ? h.statAsync() : who().lstatAsync(p(path)), metaBound));
+            return 0;
+        });
+    }
+
+    @Override
+    public int access(String path, int mask) {
+        return call("access", () -> {
+            join(who().lstatAsync(p(path)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int chmod(String path, @mode_t long mode) {
+        return call("chmod", () -> {
+            join(who().setAttrAsync(p(path), SetAttr.mode((int) (mode & 07777))), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int chown(String path, long uid, long gid) {
+        return call("chown", () -> {
+            Integer u = uid == -1 || uid == 0xFFFFFFFFL ? null : (int) uid;
+            Integer g = gid == -1 || gid == 0xFFFFFFFFL ? null : (int) gid;
+            join(who().setAttrAsync(p(path), SetAttr.owner(u, g)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int utimens(String path, Timespec[] timespec) {
+        return call("utimens", () -> {
+            Long a = nanos(timespec[0]);
+            Long m = nanos(timespec[1]);
+            if (a != null || m != null) {
+                join(who().setAttrAsync(p(path), SetAttr.times(a, m)), metaBound);
+            }
+            return 0;
+        });
+    }
+
+    private static Long nanos(Timespec t) {
+        long ns = t.tv_nsec.longValue();
+        if (ns == UTIME_OMIT) {
+            return null;
+        }
+        if (ns == UTIME_NOW) {
+            return SetAttr.NOW;
+        }
+        return t.tv_sec.get() * 1_000_000_000L + ns;
+    }
+
+    @Override
+    public int truncate(String path, @off_t long size) {
+        return call("truncate", () -> {
+            join(who().truncateAsync(p(path), size), ioBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int ftruncate(String path, @off_t long size, FuseFileInfo fi) {
+        return call("ftruncate", () -> {
+            StrataFile h = fi == null ? null : open.get(fi.fh.get());
+            join(h != null && h.isWritable() ? h.truncateAsync(size) : who().truncateAsync(p(path), size), ioBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int statfs(String path, Statvfs st) {
+        return call("statfs", () -> {
+            StatFs s = join(fs.statfsAsync(), metaBound);
+            long bsize = 4096;
+            long used = (s.bytes() + bsize - 1) / bsize;
+            long total = Math.max(used, REPORTED_CAPACITY / bsize);
+            st.f_bsize.set(bsize);
+            st.f_frsize.set(bsize);
+            st.f_blocks.set(total);
+            st.f_bfree.set(total - used);
+            st.f_bavail.set(total - used);
+            st.f_files.set(s.inodes() + (1L << 32));
+            st.f_ffree.set(1L << 32);
+            st.f_favail.set(1L << 32);
+            st.f_namemax.set(255);
+            return 0;
+        });
+    }
+
+    // ---- directories and names ----
+
+    @Override
+    public int mkdir(String path, @mode_t long mode) {
+        return call("mkdir", () -> {
+            join(who().mkdirAsync(p(path), (int) (mode & 07777)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int rmdir(String path) {
+        return call("rmdir", () -> {
+            join(who().rmdirAsync(p(path)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int unlink(String path) {
+        return call("unlink", () -> {
+            join(who().unlinkAsync(p(path)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int rename(String oldpath, String newpath) {
+        return call("rename", () -> {
+            join(who().renameAsync(p(oldpath), p(newpath)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int symlink(String oldpath, String newpath) {
+        return call("symlink", () -> {
+            join(who().symlinkAsync(oldpath, p(newpath)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int link(String oldpath, String newpath) {
+        return call("link", () -> {
+            join(who().linkAsync(p(oldpath), p(newpath)), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int readlink(String path, Pointer buf, @size_t long size) {
+        return call("readlink", () -> {
+            byte[] t = join(who().readlinkAsync(p(path)), metaBound).getBytes(StandardCharsets.UTF_8);
+            int n = (int) Math.min(t.length, Math.max(0, size - 1));
+            buf.put(0, t, 0, n);
+            buf.putByte(n, (byte) 0);
+            return 0;
+        });
+    }
+
+    @Override
+    public int mknod(String path, @mode_t long mode, long rdev) {
+        return call("mknod", () -> {
+            if ((mode & S_IFMT) != S_IFREG && (mode & S_IFMT) != 0) {
+                return -Status.Errno.EPERM; // devices, fifos and sockets are not stored
+            }
+            StrataFile h = join(who().openAsync(p(path), EnumSet.of(OpenFlag.CREATE, OpenFlag.EXCLUSIVE, OpenFlag.WRITE),
+                    (int) (mode & 07777)), ioBound);
+            join(h.closeAsync(), ioBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int opendir(String path, FuseFileInfo fi) {
+        return call("opendir", () -> {
+            FileStatus st = join(who().statAsync(p(path)), metaBound);
+            return st.isDirectory() ? 0 : -Status.Errno.ENOTDIR;
+        });
+    }
+
+    @Override
+    public int readdir(String path, Pointer buf, FuseFillDir filter, @off_t long offset, FuseFileInfo fi) {
+        return call("readdir", () -> {
+            List<DirEntry> entries = join(who().listAsync(p(path), false), metaBound.multipliedBy(4));
+            FileStat st = new FileStat(jnr.ffi.Runtime.getSystemRuntime());
+            filter.apply(buf, ".", null, 0);
+            filter.apply(buf, "..", null, 0);
+            for (DirEntry e : entries) {
+                st.st_mode.set(e.type() == InodeType.DIRECTORY ? S_IFDIR : e.type() == InodeType.SYMLINK ? S_IFLNK : S_IFREG);
+                st.st_ino.set(e.inode().value());
+                if (filter.apply(buf, e.name(), st, 0) != 0) {
+                    break;
+                }
+            }
+            return 0;
+        });
+    }
+
+    // ---- files ----
+
+    @Override
+    public int open(String path, FuseFileInfo fi) {
+        return call("open", () -> {
+            int flags = fi.flags.get();
+            Set<OpenFlag> of = EnumSet.noneOf(OpenFlag.class);
+            int acc = flags & O_ACCMODE;
+            if (acc != O_WRONLY) {
+                of.add(OpenFlag.READ);
+            }
+            if (acc == O_WRONLY || acc == O_RDWR) {
+                of.add(OpenFlag.WRITE);
+                if ((flags & O_TRUNC) != 0) {
+                    of.add(OpenFlag.TRUNCATE);
+                }
+            }
+            return register(join(who().openAsync(p(path), of, 0), ioBound), fi, flags);
+        });
+    }
+
+    @Override
+    public int create(String path, @mode_t long mode, FuseFileInfo fi) {
+        return call("create", () -> {
+            int flags = fi.flags.get();
+            Set<OpenFlag> of = EnumSet.of(OpenFlag.CREATE, OpenFlag.WRITE);
+            if ((flags & O_ACCMODE) != O_WRONLY) {
+                of.add(OpenFlag.READ);
+            }
+            if ((flags & O_EXCL) != 0) {
+                of.add(OpenFlag.EXCLUSIVE);
+            }
+            if ((flags & O_TRUNC) != 0) {
+                of.add(OpenFlag.TRUNCATE);
+            }
+            return register(join(who().openAsync(p(path), of, (int) (mode & 07777)), ioBound), fi, flags);
+        });
+    }
+
+    private int register(StrataFile h, FuseFileInfo fi, int flags) {
+        long fh = nextFh.incrementAndGet();
+        open.put(fh, h);
+        fi.fh.set(fh);
+        int bits = 0;
+        Consistency mode = h.policy().consistency();
+        if (mode == Consistency.STRICT || (flags & O_DIRECT) != 0) {
+            bits = FI_DIRECT_IO;
+        } else if (mode == Consistency.IMMUTABLE) {
+            bits = FI_KEEP_CACHE;
+        } else {
+            Long cached = pageCacheVersion.put(h.inode(), h.dataVersion());
+            if (cached != null && cached == h.dataVersion()) {
+                bits = FI_KEEP_CACHE;
+            }
+        }
+        if (bits != 0 && fileInfoLayoutKnown) {
+            Pointer m = Struct.getMemory(fi);
+            m.putInt(FI_BITS_OFFSET, m.getInt(FI_BITS_OFFSET) | bits);
+        }
+        return 0;
+    }
+
+    @Override
+    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+        return call("read", () -> {
+            ByteBuf b = join(handle(fi).readAsync(offset, (int) size), ioBound);
+            try {
+                int n = b.readableBytes();
+                if (n > 0) {
+                    b.getBytes(b.readerIndex(), NATIVE.newDirectByteBuffer(buf.address(), n));
+                }
+                return n;
+            } finally {
+                b.release();
+            }
+        });
+    }
+
+    @Override
+    public int write(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+        return call("write", () -> {
+            StrataFile h = handle(fi);
+            // libfuse's buffer, wrapped without a copy; it stays valid while this thread waits
+            ByteBuf src = Unpooled.wrappedBuffer(NATIVE.newDirectByteBuffer(buf.address(), (int) size));
+            join(h.writeAsync(offset, src), ioBound);
+            return (int) size;
+        });
+    }
+
+    @Override
+    public int flush(String path, FuseFileInfo fi) {
+        return call("flush", () -> {
+            StrataFile h = handle(fi);
+            if (h.isWritable()) {
+                join(h.publishAsync(), ioBound);
+                pageCacheVersion.remove(h.inode()); // published: the data version moved on
+            }
+            return 0;
+        });
+    }
+
+    @Override
+    public int fsync(String path, int isdatasync, FuseFileInfo fi) {
+        return call("fsync", () -> {
+            StrataFile h = handle(fi);
+            join(h.fsyncAsync(), ioBound);
+            if (h.isWritable()) {
+                pageCacheVersion.remove(h.inode());
+            }
+            return 0;
+        });
+    }
+
+    @Override
+    public int release(String path, FuseFileInfo fi) {
+        return call("release", () -> {
+            StrataFile h = open.remove(fi.fh.get());
+            if (h != null) {
+                join(h.closeAsync(), ioBound);
+                if (h.isWritable()) {
+                    pageCacheVersion.remove(h.inode());
+                }
+            }
+            return 0;
+        });
+    }
+
+    // ---- extended attributes ----
+
+    /**
+     * {@code security.*} attributes are not stored: the kernel asks for {@code security.capability}
+     * before every write (to drop file capabilities), and answering that without a namespace call
+     * keeps small writes at FUSE speed.
+     */
+    private static boolean unsupportedNamespace(String name) {
+        return name.startsWith("security.") || name.startsWith("system.") || name.startsWith("trusted.");
+    }
+
+    @Override
+    public int getxattr(String path, String name, Pointer value, @size_t long size) {
+        if (unsupportedNamespace(name)) {
+            return -Status.Errno.ENODATA;
+        }
+        return call("getxattr", () -> {
+            StrataFileSystem w = who();
+            byte[] v = join(PolicyXattrs.handles(name) ? PolicyXattrs.get(w, p(path), name) : w.getXattrAsync(p(path), name), metaBound);
+            if (size == 0) {
+                return v.length;
+            }
+            if (size < v.length) {
+                return -FuseErrors.ERANGE;
+            }
+            value.put(0, v, 0, v.length);
+            return v.length;
+        });
+    }
+
+    @Override
+    public int setxattr(String path, String name, Pointer value, @size_t long size, int flags) {
+        if (unsupportedNamespace(name)) {
+            return -Status.Errno.ENOTSUP;
+        }
+        return call("setxattr", () -> {
+            byte[] v = new byte[(int) size];
+            value.get(0, v, 0, v.length);
+            StrataFileSystem w = who();
+            join(PolicyXattrs.handles(name) ? PolicyXattrs.set(w, p(path), name, v) : w.setXattrAsync(p(path), name, v, flags), metaBound);
+            return 0;
+        });
+    }
+
+    @Override
+    public int listxattr(String path, Pointer list, @size_t long size) {
+        return call("listxattr", () -> {
+            StrataFileSystem w = who();
+            List<String> names = new ArrayList<>(join(w.listXattrsAsync(p(path)), metaBound));
+            names.addAll(PolicyXattrs.names(join(w.lstatAsync(p(path)), metaBound)));
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            for (String n : names) {
+                out.writeBytes(n.getBytes(StandardCharsets.UTF_8));
+                out.write(0);
+            }
+            byte[] b = out.toByteArray();
+            if (size == 0) {
+                return b.length;
+            }
+            if (size < b.length) {
+                return -FuseErrors.ERANGE;
+            }
+            list.put(0, b, 0, b.length);
+            return b.length;
+        });
+    }
+
+    @Override
+    public int removexattr(String path, String name) {
+        if (unsupportedNamespace(name)) {
+            return -Status.Errno.ENODATA;
+        }
+        return call("removexattr", () -> {
+            StrataFileSystem w = who();
+            join(PolicyXattrs.handles(name) ? PolicyXattrs.remove(w, p(path), name) : w.removeXattrAsync(p(path), name), metaBound);
+            return 0;
+        });
+    }
+}
