@@ -28,15 +28,21 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code strata admin nodes|targets|chains|routing|create-table --mgmtd HOST:PORT[,HOST:PORT]}:
- * the cluster state as the manager's leader sees it, as tables.
+ * the cluster state as the manager's leader sees it, as tables. Without {@code --mgmtd}, the
+ * local cluster of {@code strata up} ({@code --data}); the nodes view then names the local
+ * process (and its pid) behind each node.
  */
 @Command(name = "admin", description = "Show the cluster state held by the cluster manager (nodes, targets, chains, routing).")
 final class AdminCommand implements Callable<Integer> {
     @Parameters(paramLabel = "WHAT", description = "nodes | targets | chains | routing | create-table")
     String what;
 
-    @Option(names = "--mgmtd", required = true, paramLabel = "HOST:PORT[,...]", description = "Cluster manager peers (any of them).")
+    @Option(names = "--mgmtd", paramLabel = "HOST:PORT[,...]",
+            description = "Cluster manager peers (any of them); default: the local cluster `strata up` runs on --data.")
     String mgmtd;
+
+    @Option(names = "--data", paramLabel = "DIR", description = "Data directory of a local `strata up` cluster: its manager, and its processes' pids.")
+    java.nio.file.Path data;
 
     @Option(names = "--timeout", defaultValue = "10s", description = "How long to try (default ${DEFAULT-VALUE}).")
     String timeout;
@@ -54,8 +60,14 @@ final class AdminCommand implements Callable<Integer> {
     public Integer call() {
         Duration t = io.strata.config.Durations.parse(timeout);
         PrintWriter out = spec.commandLine().getOut();
+        ClusterDir local = ClusterDir.resolve(data);
+        String managers = mgmtd;
+        if (managers == null) {
+            managers = UpLayout.find(local.root).map(UpLayout::mgmtdAddress).orElseThrow(() -> new IllegalArgumentException(
+                    "give --mgmtd HOST:PORT (no local cluster in " + local.root + "; `strata up` starts one)"));
+        }
         try (NodeContext ctx = NodeContext.builder("strata-admin").eventLoopThreads(1).blockingThreads(1).build();
-             MgmtdClient client = new MgmtdClient(ctx, MgmtdClient.parse(mgmtd))) {
+             MgmtdClient client = new MgmtdClient(ctx, MgmtdClient.parse(managers))) {
             if (what.equals("create-table")) {
                 var r = Futures.join(client.call(new MgmtdMessage.CreateChainTable(table, replicas),
                         MgmtdMessage.ChainTableCreated.class, Duration.ofSeconds(5), t), t.plusSeconds(1));
@@ -64,26 +76,45 @@ final class AdminCommand implements Callable<Integer> {
             }
             ClusterStatus s = Futures.join(client.call(new MgmtdMessage.GetStatus(), ClusterStatus.class, Duration.ofSeconds(5), t),
                     t.plusSeconds(1));
-            out.print(render(what, s));
+            out.print(render(what, s, localProcesses(local)));
             out.flush();
         }
         return 0;
     }
 
+    /** The processes of the local cluster on {@code dir} by RPC address: "name pid" (empty when none runs there). */
+    static Map<String, String> localProcesses(ClusterDir dir) {
+        Map<String, String> out = new HashMap<>();
+        try {
+            for (ClusterDir.Member m : dir.members()) {
+                out.put(m.rpc(), m.name() + " pid " + m.pid() + (ClusterDir.alive(m.pid()) ? "" : " (gone)"));
+            }
+        } catch (java.io.IOException e) {
+            // no local cluster to describe
+        }
+        return out;
+    }
+
     /** The table for {@code what} (kept separate from the RPC for tests). */
     static String render(String what, ClusterStatus s) {
+        return render(what, s, Map.of());
+    }
+
+    /** As above; the nodes view names the local process behind each node's address from {@code local}. */
+    static String render(String what, ClusterStatus s, Map<String, String> local) {
         RoutingInfo r = s.routing();
         Table table;
         switch (what) {
             case "nodes" -> {
-                table = new Table("node", "address", "role", "lease", "lease left", "incarnation", "host", "rack", "targets");
+                table = new Table("node", "address", "role", "lease", "lease left", "incarnation", "host", "rack", "targets", "local process");
                 Map<Object, Integer> counts = new HashMap<>();
                 r.targets().values().forEach(ti -> counts.merge(ti.node(), 1, Integer::sum));
                 for (MgmtdMessage.NodeStatus n : s.nodes()) {
                     NodeInfo ni = r.nodes().get(n.node());
                     table.row(n.node().value(), ni == null ? "-" : ni.hostPort(), n.role().publicName(), n.live() ? "live" : "expired",
                             n.leaseLeftMillis() < 0 ? "-" : n.leaseLeftMillis() + " ms", Long.toHexString(n.incarnation()),
-                            ni == null ? "-" : ni.domain("host"), ni == null ? "-" : ni.domain("rack"), counts.getOrDefault(n.node(), 0));
+                            ni == null ? "-" : ni.domain("host"), ni == null ? "-" : ni.domain("rack"), counts.getOrDefault(n.node(), 0),
+                            ni == null ? "-" : local.getOrDefault(ni.hostPort(), "-"));
                 }
             }
             case "targets" -> {

@@ -1,5 +1,6 @@
 package io.strata.cli;
 
+import io.strata.fuse.FuseMount;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -11,7 +12,11 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code strata down}: stops what {@code strata up} started on a data directory, newest first. */
+/**
+ * {@code strata down}: stops what {@code strata up} started on a data directory, newest first
+ * (the mount first: it unmounts on SIGTERM), and unmounts a mount point left behind by a mount
+ * daemon that was killed.
+ */
 @Command(name = "down", description = "Stop the local cluster started by `strata up`.")
 final class DownCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: as for `strata up`).")
@@ -58,6 +63,11 @@ final class DownCommand implements Callable<Integer> {
                 out.println("  stopped " + m.name() + " (pid " + m.pid() + ")" + (exited ? "" : " with SIGKILL after 15 s"));
             }
             dir.clearMembers();
+            // a mount whose daemon died (kill -9) stays in the kernel's table: take it down too
+            UpLayout.find(dir.root).map(UpLayout::mountDir).filter(FuseMount::isMounted).ifPresent(d -> {
+                FuseMount.unmount(d, true);
+                out.println("  unmounted " + d);
+            });
         } catch (IOException e) {
             out.println("strata: cannot read " + dir.root + ": " + e.getMessage());
         }

@@ -26,6 +26,15 @@ import picocli.CommandLine.Option;
                 AdminCommand.class,
                 MetaCommand.class,
                 PolicyCommand.class,
+                MountCommand.class,
+                MountCommand.Umount.class,
+                FsCommands.Ls.class,
+                FsCommands.Stat.class,
+                FsCommands.Cat.class,
+                FsCommands.Put.class,
+                FsCommands.Cp.class,
+                FsCommands.Rm.class,
+                FsCommands.Mkdir.class,
         })
 public final class StrataMain implements Runnable {
     @Option(names = {"-v", "--verbose"}, scope = CommandLine.ScopeType.INHERIT,

@@ -1,6 +1,15 @@
 package io.strata.cli;
 
+import io.strata.core.NodeContext;
+import io.strata.core.TargetId;
+import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
+import io.strata.fuse.FuseMount;
+import io.strata.placement.ChainInfo;
+import io.strata.placement.RoutingInfo;
+import io.strata.placement.TargetState;
+import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.placement.mgmtd.MgmtdMessage;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Reader;
@@ -10,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -18,37 +28,60 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code strata up}: starts the local cluster, each daemon its own OS process, and returns once
- * every one is ready (or stays attached with {@code --foreground}). What it starts grows with
- * the project; today it is one RPC node.
+ * {@code strata up}: the embedded cluster on one machine, each daemon its own OS process as in
+ * production: a cluster manager (one Ratis peer), a meta service on LMDB, storage nodes that
+ * register with the manager (which builds a chain table of {@code --replicas} replicas from
+ * them), and a FUSE mount. It returns once all of them are ready, printing what runs where and
+ * how to stop it, or stays attached with {@code --foreground}. Without FUSE (or with
+ * {@code --no-mount}) the cluster runs without a mount and the native client commands reach it.
+ *
+ * <p>The data directory keeps everything ({@link ClusterDir}, {@link UpLayout}): a later
+ * {@code strata up} on it brings back the same cluster with all its files.
  */
-@Command(name = "up", description = "Start a local Strata cluster on this machine (each daemon its own process).")
+@Command(name = "up", description = "Start a local Strata cluster on this machine (each daemon its own process) and mount it.")
 final class UpCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $STRATA_DATA, else data/ in the Strata checkout).")
     Path data;
 
-    @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
-            description = "RPC address of the node (default ${DEFAULT-VALUE}: any free port).")
-    String listen;
+    @Option(names = "--mount", paramLabel = "DIR", description = "Mount point (default: DATA/mnt).")
+    Path mount;
+
+    @Option(names = "--no-mount", description = "Start the cluster without a FUSE mount (use the native client: strata ls|cat|put|cp|rm).")
+    boolean noMount;
+
+    @Option(names = "--no-l1", description = "Mount without the L1 cache (memory + NVMe under DATA/mount).")
+    boolean noL1;
+
+    @Option(names = "--storage-nodes", defaultValue = "3", description = "Storage nodes (default ${DEFAULT-VALUE}; fixed at the first start).")
+    int storageNodes;
+
+    @Option(names = "--replicas", defaultValue = "3", description = "Replicas per chain (default ${DEFAULT-VALUE}; fixed at the first start).")
+    int replicas;
+
+    @Option(names = "--targets", defaultValue = "4", description = "Targets (chains) per storage node (default ${DEFAULT-VALUE}).")
+    int targets;
 
     @Option(names = "--foreground", description = "Stay attached; Ctrl-C stops the cluster.")
     boolean foreground;
 
-    @Option(names = "--ready-timeout", defaultValue = "60s", description = "How long to wait for the daemons (default ${DEFAULT-VALUE}).")
+    @Option(names = "--ready-timeout", defaultValue = "180s", description = "How long to wait for the daemons (default ${DEFAULT-VALUE}).")
     String readyTimeout;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    /** One daemon to start: its name, the strata subcommand and its config file's text. */
-    record DaemonSpec(String name, String command, String toml) {
+    /** One daemon to start: its name, the strata subcommand, its config file's text, extra arguments and heap. */
+    record DaemonSpec(String name, String command, String toml, List<String> args, String heap) {
     }
 
     @Override
     public Integer call() throws Exception {
         ClusterDir dir = ClusterDir.resolve(data);
         PrintWriter out = spec.commandLine().getOut();
+        Duration timeout = io.strata.config.Durations.parse(readyTimeout);
         List<ClusterDir.Member> started = new ArrayList<>();
+        UpLayout layout;
+        Optional<String> noFuse;
         try (AutoCloseable lock = dir.lock()) {
             List<ClusterDir.Member> running = dir.members().stream().filter(m -> ClusterDir.alive(m.pid())).toList();
             if (!running.isEmpty()) {
@@ -56,26 +89,39 @@ final class UpCommand implements Callable<Integer> {
                         + running.stream().map(m -> String.valueOf(m.pid())).toList()
                         + "); stop it with: strata down --data " + dir.root);
             }
-            Duration timeout = io.strata.config.Durations.parse(readyTimeout);
+            layout = UpLayout.loadOrCreate(dir, storageNodes, replicas, targets, mount);
+            noFuse = noMount ? Optional.of("--no-mount was given") : FuseMount.unavailable();
             List<JavaProcess> processes = new ArrayList<>();
             try {
-                for (DaemonSpec d : daemons(dir)) {
-                    processes.add(start(dir, d, timeout, started));
+                out.println("strata: starting the cluster manager, the meta service and " + layout.storageNodes() + " storage nodes...");
+                out.flush();
+                processes.add(start(dir, daemon("mgmtd", layout.mgmtdToml(), List.of(), "256m"), timeout, started));
+                List<DaemonSpec> next = new ArrayList<>();
+                next.add(daemon("meta", layout.metaToml(),
+                        List.of("--mgmtd", layout.mgmtdAddress(), "--node-id", String.valueOf(UpLayout.META_NODE_ID)), "512m"));
+                for (int i = 1; i <= layout.storageNodes(); i++) {
+                    next.add(new DaemonSpec("storage-" + i, "storage", layout.storageToml(i), List.of(), "512m"));
+                }
+                processes.addAll(startAll(dir, next, timeout, started));
+                awaitChains(layout, timeout);
+                Files.writeString(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml());
+                if (noFuse.isEmpty()) {
+                    Files.createDirectories(layout.mountDir());
+                    if (FuseMount.isMounted(layout.mountDir())) {
+                        FuseMount.unmount(layout.mountDir(), true); // left behind by a mount daemon that was killed
+                    }
+                    processes.add(start(dir, daemon("mount", layout.mountToml(!noL1), List.of(), "1g"), timeout, started));
                 }
                 dir.writeMembers(started);
             } catch (RuntimeException | IOException e) {
-                processes.forEach(p -> p.stop(Duration.ofSeconds(5)));
+                for (int i = processes.size() - 1; i >= 0; i--) {
+                    processes.get(i).stop(Duration.ofSeconds(10));
+                }
                 dir.clearMembers();
                 throw e;
             }
         }
-        out.println("Strata is up (data in " + dir.root + "):");
-        for (ClusterDir.Member m : started) {
-            out.printf("  %-10s pid %-8d rpc %-22s log %s%n", m.name(), m.pid(), m.rpc(), m.log());
-        }
-        ClusterDir.Member first = started.get(0);
-        out.println("Try:  strata ping " + first.rpc());
-        out.println("Stop: strata down --data " + dir.root);
+        report(out, dir, layout, started, noFuse);
         if (foreground) {
             CountDownLatch forever = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> DownCommand.stopAll(dir, out)));
@@ -84,34 +130,126 @@ final class UpCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The daemons of the local cluster, in start order. */
-    List<DaemonSpec> daemons(ClusterDir dir) {
-        String node = """
-                [node]
-                name = "node-1"
-                listen = "%s"
-                data = "%s"
-                metrics = "127.0.0.1:0"
-                """.formatted(listen, dir.daemonDir("node-1"));
-        return List.of(new DaemonSpec("node-1", "node", node));
+    private static DaemonSpec daemon(String name, String toml, List<String> args, String heap) {
+        return new DaemonSpec(name, name, toml, args, heap);
+    }
+
+    private void report(PrintWriter out, ClusterDir dir, UpLayout layout, List<ClusterDir.Member> started, Optional<String> noFuse) {
+        out.println("Strata is up (data in " + dir.root + "):");
+        for (ClusterDir.Member m : started) {
+            String where = m.name().equals("mount") ? "dir " + layout.mountDir() : "rpc " + m.rpc();
+            out.printf("  %-10s pid %-8d %-26s log %s%n", m.name(), m.pid(), where, m.log());
+        }
+        out.println("Chains: table 1 of " + layout.replicas() + " replicas over " + layout.storageNodes() + " storage nodes ("
+                + layout.targets() + " targets each); cluster manager " + layout.mgmtdAddress() + ", meta service " + layout.metaAddress() + ".");
+        String data = " --data " + dir.root;
+        if (noFuse.isEmpty()) {
+            out.println("Mounted at " + layout.mountDir() + ": use it like any directory (cp, tar, dd, git, ...).");
+        } else {
+            out.println("No FUSE mount (" + noFuse.get() + "); use the native client, which needs no FUSE:");
+        }
+        out.println("Native client:  strata ls /   strata put FILE /DIR   strata cat /DIR/FILE   strata stat /DIR/FILE");
+        out.println("                strata cp strata:/A LOCAL   strata rm /DIR/FILE   (add" + data + " when not the default)");
+        out.println("Cluster state:  strata admin nodes|chains" + data);
+        out.println("Stop:           strata down" + data);
+        out.flush();
+    }
+
+    /** Waits until the manager's routing has a chain table of the layout's replicas whose every target serves. */
+    private static void awaitChains(UpLayout layout, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "no answer from the cluster manager";
+        try (NodeContext ctx = NodeContext.builder("strata-up").eventLoopThreads(1).blockingThreads(1).build();
+             MgmtdClient m = new MgmtdClient(ctx, MgmtdClient.parse(layout.mgmtdAddress()))) {
+            while (System.nanoTime() < deadline) {
+                try {
+                    MgmtdMessage.RoutingReply r = Futures.join(m.call(new MgmtdMessage.GetRouting(0, 0), MgmtdMessage.RoutingReply.class,
+                            Duration.ofSeconds(2), Duration.ofSeconds(5)), Duration.ofSeconds(6));
+                    last = notReady(r.routing(), layout.replicas());
+                    if (last == null) {
+                        return;
+                    }
+                } catch (RuntimeException e) {
+                    last = e.getMessage();
+                }
+                sleep(200);
+            }
+        }
+        throw new IllegalStateException("the chains did not become ready within " + timeout.toSeconds() + " s: " + last);
+    }
+
+    /** Why the routing is not ready to serve files yet, or null when it is. */
+    static String notReady(RoutingInfo r, int replicas) {
+        if (r.latestTable(replicas).isEmpty()) {
+            return "no chain table of " + replicas + " replicas yet (routing version " + r.version() + ")";
+        }
+        for (ChainInfo c : r.chains().values()) {
+            for (TargetId t : c.targets()) {
+                TargetState s = r.target(t).state();
+                if (s != TargetState.SERVING) {
+                    return c.id() + ": target " + t.value() + " is " + s.publicName();
+                }
+            }
+        }
+        return null;
+    }
+
+    private static List<JavaProcess> startAll(ClusterDir dir, List<DaemonSpec> specs, Duration timeout, List<ClusterDir.Member> started)
+            throws IOException {
+        List<JavaProcess> ps = new ArrayList<>();
+        try {
+            for (DaemonSpec d : specs) {
+                ps.add(launch(dir, d));
+            }
+            for (int i = 0; i < specs.size(); i++) {
+                started.add(await(dir, specs.get(i), ps.get(i), timeout));
+            }
+            return ps;
+        } catch (RuntimeException | IOException e) {
+            ps.forEach(p -> p.stop(Duration.ofSeconds(10)));
+            throw e;
+        }
     }
 
     private static JavaProcess start(ClusterDir dir, DaemonSpec d, Duration timeout, List<ClusterDir.Member> started) throws IOException {
+        JavaProcess p = launch(dir, d);
+        try {
+            started.add(await(dir, d, p, timeout));
+            return p;
+        } catch (RuntimeException | IOException e) {
+            p.stop(Duration.ofSeconds(10));
+            throw e;
+        }
+    }
+
+    private static JavaProcess launch(ClusterDir dir, DaemonSpec d) throws IOException {
         Path home = dir.daemonDir(d.name());
         Files.createDirectories(home);
         Path config = home.resolve(d.name() + ".toml");
         Files.writeString(config, d.toml());
-        Path ready = home.resolve(DaemonRuntime.READY_FILE);
-        Files.deleteIfExists(ready);
-        Path log = dir.logs().resolve(d.name() + ".log");
-        JavaProcess p = JavaProcess.start(d.name(), StrataMain.class.getName(), List.of(d.command(), "--config", config.toString()),
-                List.of("-Xmx512m", "-XX:+ExitOnOutOfMemoryError"), Map.of(), log);
+        Files.deleteIfExists(home.resolve(DaemonRuntime.READY_FILE));
+        List<String> args = new ArrayList<>(List.of(d.command(), "--config", config.toString()));
+        args.addAll(d.args());
+        return JavaProcess.start(d.name(), StrataMain.class.getName(), args,
+                List.of("-Xmx" + d.heap(), "-XX:+ExitOnOutOfMemoryError", "-XX:+UseSerialGC"), Map.of(), dir.logs().resolve(d.name() + ".log"));
+    }
+
+    private static ClusterDir.Member await(ClusterDir dir, DaemonSpec d, JavaProcess p, Duration timeout) throws IOException {
+        Path ready = dir.daemonDir(d.name()).resolve(DaemonRuntime.READY_FILE);
         p.awaitReady(() -> Files.exists(ready), timeout);
         Properties props = new Properties();
         try (Reader r = Files.newBufferedReader(ready)) {
             props.load(r);
         }
-        started.add(new ClusterDir.Member(d.name(), p.pid(), props.getProperty("rpc", ""), log));
-        return p;
+        return new ClusterDir.Member(d.name(), p.pid(), props.getProperty("rpc", "-"), p.log());
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        }
     }
 }

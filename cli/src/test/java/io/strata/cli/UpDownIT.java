@@ -16,52 +16,141 @@ import io.strata.core.rpc.Response;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
+import io.strata.core.util.JavaProcess;
+import io.strata.fuse.FuseMount;
 import io.strata.testing.Eventually;
+import java.io.Reader;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code strata up} / {@code down} with real child processes, and two Strata processes talking
- * over the RPC layer: bulk data both ways, and a peer killed with SIGKILL mid-request.
+ * {@code strata up} / {@code down} with real child processes: the whole embedded cluster (cluster
+ * manager, meta service, three storage nodes, a FUSE mount where FUSE works), the native client
+ * commands against it, files kept across a restart; and two Strata processes talking over the
+ * RPC layer: bulk data both ways, and a peer killed with SIGKILL mid-request.
  */
 class UpDownIT {
     private static final Duration T = Duration.ofSeconds(30);
 
     @Test
-    void upStartsANodeOtherProcessesCanTalkToAndDownStopsIt(@TempDir Path data) throws Exception {
+    void upStartsTheClusterAndItsMountNativeCommandsWorkAndFilesSurviveARestart(@TempDir Path data, @TempDir Path local) throws Exception {
+        Optional<String> noFuse = FuseMount.unavailable();
         CliTest.Run up = CliTest.strata("up", "--data", data.toString());
         assertThat(up.code()).as(up.err()).isZero();
         List<ClusterDir.Member> members = new ClusterDir(data).members();
-        assertThat(members).hasSize(1);
-        ClusterDir.Member node = members.get(0);
-        assertThat(up.out()).contains("pid " + node.pid()).contains(node.rpc()).contains("strata down --data");
-        assertThat(ClusterDir.alive(node.pid())).isTrue();
+        List<String> expected = new ArrayList<>(List.of("mgmtd", "meta", "storage-1", "storage-2", "storage-3"));
+        if (noFuse.isEmpty()) {
+            expected.add("mount");
+        }
+        assertThat(members).extracting(ClusterDir.Member::name).containsExactlyElementsOf(expected);
+        for (ClusterDir.Member m : members) {
+            assertThat(ClusterDir.alive(m.pid())).as(m.name()).isTrue();
+            assertThat(up.out()).contains("pid " + m.pid());
+        }
+        assertThat(up.out()).contains("strata down --data " + data).contains("strata put FILE");
+        String d = "--data=" + data;
+        byte[] content = new byte[3 << 20];
+        new Random(42).nextBytes(content);
+        Path src = Files.write(local.resolve("src.bin"), content);
         try {
             CliTest.Run again = CliTest.strata("up", "--data", data.toString());
             assertThat(again.code()).isEqualTo(1);
-            assertThat(again.err()).contains("already running").contains(String.valueOf(node.pid()));
+            assertThat(again.err()).contains("already running").contains(String.valueOf(members.get(0).pid()));
 
-            CliTest.Run ping = CliTest.strata("ping", node.rpc(), "--count", "2");
-            assertThat(ping.code()).as(ping.err()).isZero();
-            assertThat(ping.out()).contains("pong from").contains("node-1");
+            CliTest.Run nodes = CliTest.strata("admin", "nodes", d);
+            assertThat(nodes.code()).as(nodes.err()).isZero();
+            assertThat(nodes.out()).contains("storage-1 pid " + members.get(2).pid()).contains("meta pid " + members.get(1).pid());
 
-            exchangeBulkData(resolve(node.rpc()));
+            assertThat(CliTest.strata("mkdir", "-p", "/ds/a", d).code()).isZero();
+            CliTest.Run put = CliTest.strata("put", src.toString(), "/ds/a/", d);
+            assertThat(put.code()).as(put.err()).isZero();
+            CliTest.Run ls = CliTest.strata("ls", "-l", "/ds/a", d);
+            assertThat(ls.out()).contains("src.bin").contains(String.valueOf(content.length));
+            CliTest.Run stat = CliTest.strata("stat", "/ds/a/src.bin", d);
+            assertThat(stat.out()).contains("size: " + content.length).contains("3 replicas");
+            if (noFuse.isEmpty()) {
+                Path mnt = data.resolve("mnt");
+                assertThat(Files.readAllBytes(mnt.resolve("ds/a/src.bin"))).isEqualTo(content);
+                Files.write(mnt.resolve("ds/viafuse.bin"), content);
+                assertThat(CliTest.strata("cp", "strata:/ds/viafuse.bin", local.resolve("back.bin").toString(), d).code()).isZero();
+                assertThat(Files.readAllBytes(local.resolve("back.bin"))).isEqualTo(content);
+            }
+            CliTest.Run missing = CliTest.strata("cat", "/ds/nope", d);
+            assertThat(missing.code()).isNotZero();
+            assertThat(missing.err()).contains("nope").doesNotContain("Exception");
         } finally {
             CliTest.Run down = CliTest.strata("down", "--data", data.toString());
             assertThat(down.code()).isZero();
-            assertThat(down.out()).contains("stopped node-1");
+            assertThat(down.out()).contains("stopped storage-1").contains("stopped mgmtd");
         }
-        Eventually.await("node process gone", T, () -> !ClusterDir.alive(node.pid()));
+        for (ClusterDir.Member m : members) {
+            Eventually.await(m.name() + " gone", T, () -> !ClusterDir.alive(m.pid()));
+        }
+        assertThat(FuseMount.isMounted(data.resolve("mnt"))).isFalse();
         assertThat(Files.exists(data.resolve(ClusterDir.STATE))).isFalse();
         assertThat(CliTest.strata("down", "--data", data.toString()).out()).contains("nothing is running");
+
+        // the same data directory brings back the same cluster with its files
+        CliTest.Run up2 = CliTest.strata("up", "--data", data.toString(), "--no-mount");
+        assertThat(up2.code()).as(up2.err()).isZero();
+        try {
+            assertThat(up2.out()).contains("No FUSE mount (--no-mount was given)");
+            Path back = local.resolve("restart.bin");
+            CliTest.Run cp = CliTest.strata("cp", "strata:/ds/a/src.bin", back.toString(), d);
+            assertThat(cp.code()).as(cp.err()).isZero();
+            assertThat(Files.readAllBytes(back)).isEqualTo(content);
+            assertThat(CliTest.strata("rm", "-r", "/ds", d).code()).isZero();
+            assertThat(CliTest.strata("ls", "/", d).out()).doesNotContain("ds");
+        } finally {
+            assertThat(CliTest.strata("down", "--data", data.toString()).code()).isZero();
+        }
+    }
+
+    @Test
+    void twoNodeProcessesExchangeBulkDataBothWays(@TempDir Path data) throws Exception {
+        JavaProcess node = startNode(data);
+        try {
+            CliTest.Run ping = CliTest.strata("ping", rpcOf(data), "--count", "2");
+            assertThat(ping.code()).as(ping.err()).isZero();
+            assertThat(ping.out()).contains("pong from").contains("node-1");
+            exchangeBulkData(resolve(rpcOf(data)));
+        } finally {
+            node.stop(Duration.ofSeconds(10));
+        }
+    }
+
+    /** A bare {@code strata node} child process with its ready file under {@code data}. */
+    private static JavaProcess startNode(Path data) throws Exception {
+        Path config = Files.writeString(data.resolve("node.toml"), """
+                [node]
+                name = "node-1"
+                listen = "127.0.0.1:0"
+                data = "%s"
+                """.formatted(data));
+        JavaProcess p = JavaProcess.start("node-1", StrataMain.class.getName(), List.of("node", "--config", config.toString()),
+                List.of("-Xmx256m"), Map.of(), data.resolve("node.log"));
+        p.awaitReady(() -> Files.exists(data.resolve(DaemonRuntime.READY_FILE)), T);
+        return p;
+    }
+
+    private static String rpcOf(Path data) throws Exception {
+        Properties props = new Properties();
+        try (Reader r = Files.newBufferedReader(data.resolve(DaemonRuntime.READY_FILE))) {
+            props.load(r);
+        }
+        return props.getProperty("rpc");
     }
 
     private static void exchangeBulkData(InetSocketAddress node) {
@@ -84,11 +173,10 @@ class UpDownIT {
 
     @Test
     void aPeerKilledMidRequestFailsItsCallersPromptly(@TempDir Path data) throws Exception {
-        assertThat(CliTest.strata("up", "--data", data.toString()).code()).isZero();
-        ClusterDir.Member node = new ClusterDir(data).members().get(0);
+        JavaProcess node = startNode(data);
         try (NodeContext ctx = NodeContext.builder("it-client").build();
              RpcClient client = new RpcClient(ctx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS)) {
-            InetSocketAddress addr = resolve(node.rpc());
+            InetSocketAddress addr = resolve(rpcOf(data));
             Futures.join(client.call(addr, new CoreMessage.Ping(1)), T).close();
             List<CompletableFuture<Response>> calls = new ArrayList<>();
             for (int i = 0; i < 64; i++) {
@@ -112,7 +200,7 @@ class UpDownIT {
             assertThat(lost).as("requests in flight when the peer died").isPositive();
             assertThat(ms).as("callers learn of the death long before their 60 s deadline").isLessThan(10_000);
         } finally {
-            CliTest.strata("down", "--data", data.toString());
+            node.stop(Duration.ofSeconds(10));
         }
     }
 

@@ -47,6 +47,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private boolean connected;
     private volatile boolean closed;
     private String closeReason = "connection closed";
+    private boolean closingByThisClient;
 
     ClientConnection(NodeContext node, Protocol protocol, RpcOptions options, RpcMetrics metrics, String peer, EventLoop loop) {
         this.node = node;
@@ -290,7 +291,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
         int n = pending.size() + waiting.size();
-        if (n > 0) {
+        if (n > 0 && closingByThisClient) {
+            // the owner closed its client (e.g. a long poll for routing changes was still waiting): expected
+            LOG.debug("{}: {} to {} with {} requests outstanding", node.name(), closeReason, peer, n);
+        } else if (n > 0) {
             LOG.info("{}: {} to {} with {} requests outstanding", node.name(), closeReason, peer, n);
         }
         for (Call c : pending.values()) {
@@ -331,6 +335,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         try {
             loop.execute(() -> {
                 closeReason = "connection closed by this client";
+                closingByThisClient = true;
                 if (channel != null && channel.isOpen()) {
                     channel.close();
                 } else {

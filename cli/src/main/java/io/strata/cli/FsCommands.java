@@ -1,0 +1,382 @@
+package io.strata.cli;
+
+import io.netty.buffer.ByteBuf;
+import io.strata.client.FileStatus;
+import io.strata.client.OpenFlag;
+import io.strata.client.StrataFile;
+import io.strata.client.StrataFileSystem;
+import io.strata.core.DataSize;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.util.Futures;
+import io.strata.namespace.DirEntry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * The native client commands: the namespace and its files through the Java API, no FUSE needed.
+ * Strata paths are absolute ({@code /data/x}); in {@code cp}, an argument naming a Strata file is
+ * written {@code strata:/data/x} (plain paths are local files).
+ */
+final class FsCommands {
+    static final String PREFIX = "strata:";
+    private static final int IO = 4 << 20;
+
+    private FsCommands() {
+    }
+
+    abstract static class Base implements Callable<Integer> {
+        @Mixin
+        ClientSource source;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        PrintWriter out() {
+            return spec.commandLine().getOut();
+        }
+
+        @Override
+        public Integer call() throws Exception {
+            try (ClientSource.Session s = source.connect()) {
+                return run(s.fs());
+            }
+        }
+
+        abstract int run(StrataFileSystem fs) throws Exception;
+    }
+
+    @Command(name = "ls", description = "List a Strata directory (-l: with sizes, modes and times).")
+    static final class Ls extends Base {
+        @Option(names = "-l", description = "Long listing.")
+        boolean longFormat;
+
+        @Parameters(paramLabel = "PATH", defaultValue = "/", description = "Strata directory (default /).")
+        String path;
+
+        @Override
+        int run(StrataFileSystem fs) {
+            FileStatus st = fs.stat(path);
+            if (!st.isDirectory()) {
+                print(path.substring(path.lastIndexOf('/') + 1), st);
+                return 0;
+            }
+            List<DirEntry> entries = Futures.join(fs.listAsync(path, longFormat), fs.config().metaTimeout().multipliedBy(4));
+            for (DirEntry e : entries) {
+                if (longFormat) {
+                    print(e.name(), FsCommandsSupport.status(fs, path, e));
+                } else {
+                    out().println(e.name() + (StrataFileSystem.isDirectory(e.type()) ? "/" : ""));
+                }
+            }
+            return 0;
+        }
+
+        private void print(String name, FileStatus st) {
+            if (!longFormat) {
+                out().println(name);
+                return;
+            }
+            out().printf("%s %3d %5d %5d %12d %s %s%s%n", FsCommandsSupport.modeString(st), st.nlink(), st.uid(), st.gid(), st.size(),
+                    Instant.ofEpochSecond(0, st.mtimeNanos()).toString().replace('T', ' ').replaceAll("\\.\\d+Z$", "Z"), name,
+                    st.isSymlink() ? " -> " + st.symlinkTarget() : st.isDirectory() ? "/" : "");
+        }
+    }
+
+    @Command(name = "stat", description = "Show a Strata path's attributes, layout and policy.")
+    static final class Stat extends Base {
+        @Parameters(paramLabel = "PATH", description = "Strata path.")
+        String path;
+
+        @Override
+        int run(StrataFileSystem fs) {
+            FileStatus st = fs.lstat(path);
+            PrintWriter o = out();
+            o.println("  path: " + path);
+            o.println("  type: " + st.type().name().toLowerCase(java.util.Locale.ROOT) + "   inode: " + Long.toUnsignedString(st.inode().value()));
+            o.println("  size: " + st.size() + " (" + DataSize.human(st.size()) + ")   links: " + st.nlink());
+            o.println("  mode: " + FsCommandsSupport.modeString(st) + " (" + String.format("%04o", st.mode()) + ")   uid: " + st.uid()
+                    + "   gid: " + st.gid());
+            o.println("  modified: " + Instant.ofEpochSecond(0, st.mtimeNanos()) + "   changed: " + Instant.ofEpochSecond(0, st.ctimeNanos()));
+            if (st.isSymlink()) {
+                o.println("  target: " + st.symlinkTarget());
+            }
+            if (st.isFile()) {
+                o.println("  data version: " + st.dataVersion() + "   consistency: " + st.consistency().policyName());
+                o.println("  layout: chunks of " + DataSize.ofBytes(st.layout().chunkSize()) + " over " + st.layout().stripeWidth()
+                        + " chains " + st.layout().chains().stream().map(c -> String.valueOf(c.value())).toList()
+                        + " (chain table " + st.layout().tableId() + " v" + st.layout().tableVersion() + ", " + st.layout().replicas()
+                        + " replicas)");
+            }
+            if (!st.policy().isEmpty()) {
+                o.println("  policy" + (st.isDirectory() ? " (set here)" : "") + ": " + st.policy());
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "cat", description = "Write Strata files to standard output.")
+    static final class Cat extends Base {
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "Strata files.")
+        List<String> paths;
+
+        @Override
+        int run(StrataFileSystem fs) throws IOException {
+            out().flush();
+            OutputStream o = FsCommandsSupport.stdout();
+            for (String p : paths) {
+                try (StrataFile f = fs.openRead(p)) {
+                    FsCommandsSupport.copy(f, o);
+                }
+            }
+            o.flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "put", description = "Copy local files into Strata (into DEST when it is a directory).")
+    static final class Put extends Base {
+        @Parameters(paramLabel = "LOCAL... DEST", arity = "2..*", description = "Local files, then a Strata path.")
+        List<String> args;
+
+        @Override
+        int run(StrataFileSystem fs) throws IOException {
+            String dest = strip(args.get(args.size() - 1));
+            List<String> srcs = args.subList(0, args.size() - 1);
+            boolean intoDir = isDir(fs, dest);
+            if (srcs.size() > 1 && !intoDir) {
+                throw new IllegalArgumentException("copying several files needs an existing Strata directory, not " + dest);
+            }
+            for (String s : srcs) {
+                Path local = Path.of(s);
+                String target = intoDir ? join(dest, local.getFileName().toString()) : dest;
+                long n = FsCommandsSupport.upload(fs, local, target);
+                out().println(local + " -> " + PREFIX + target + " (" + DataSize.human(n) + ")");
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "cp", description = "Copy files between the local disk and Strata; Strata paths are written strata:/PATH.")
+    static final class Cp extends Base {
+        @Parameters(paramLabel = "SRC... DEST", arity = "2..*", description = "Sources, then the destination (a directory for several).")
+        List<String> args;
+
+        @Override
+        int run(StrataFileSystem fs) throws IOException {
+            String dest = args.get(args.size() - 1);
+            List<String> srcs = args.subList(0, args.size() - 1);
+            boolean destStrata = dest.startsWith(PREFIX);
+            boolean intoDir = destStrata ? isDir(fs, strip(dest)) : Files.isDirectory(Path.of(dest));
+            if (srcs.size() > 1 && !intoDir) {
+                throw new IllegalArgumentException("copying several files needs an existing directory as destination, not " + dest);
+            }
+            for (String src : srcs) {
+                boolean srcStrata = src.startsWith(PREFIX);
+                String name = src.substring(src.lastIndexOf('/') + 1);
+                String target = intoDir ? (destStrata ? join(strip(dest), name) : Path.of(dest).resolve(name).toString())
+                        : (destStrata ? strip(dest) : dest);
+                long n;
+                if (srcStrata && destStrata) {
+                    n = FsCommandsSupport.copyWithin(fs, strip(src), target);
+                } else if (srcStrata) {
+                    n = FsCommandsSupport.download(fs, strip(src), Path.of(target));
+                } else if (destStrata) {
+                    n = FsCommandsSupport.upload(fs, Path.of(src), target);
+                } else {
+                    throw new IllegalArgumentException("neither " + src + " nor " + dest + " is a Strata path (write strata:/PATH)");
+                }
+                out().println(src + " -> " + (destStrata ? PREFIX : "") + target + " (" + DataSize.human(n) + ")");
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "rm", description = "Remove Strata files, symlinks and (with -r) directories.")
+    static final class Rm extends Base {
+        @Option(names = {"-r", "--recursive"}, description = "Remove directories and what they contain.")
+        boolean recursive;
+
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "Strata paths.")
+        List<String> paths;
+
+        @Override
+        int run(StrataFileSystem fs) {
+            for (String p : paths) {
+                FsCommandsSupport.remove(fs, strip(p), recursive);
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "mkdir", description = "Create Strata directories (-p: with parents, no error if they exist).")
+    static final class Mkdir extends Base {
+        @Option(names = {"-p", "--parents"}, description = "Create missing parents; existing directories are fine.")
+        boolean parents;
+
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "Strata paths.")
+        List<String> paths;
+
+        @Override
+        int run(StrataFileSystem fs) {
+            for (String p : paths) {
+                if (parents) {
+                    fs.mkdirs(strip(p));
+                } else {
+                    fs.mkdir(strip(p), 0755);
+                }
+            }
+            return 0;
+        }
+    }
+
+    static String strip(String p) {
+        return p.startsWith(PREFIX) ? p.substring(PREFIX.length()) : p;
+    }
+
+    static String join(String dir, String name) {
+        return dir.endsWith("/") ? dir + name : dir + "/" + name;
+    }
+
+    static boolean isDir(StrataFileSystem fs, String path) {
+        try {
+            return fs.stat(path).isDirectory();
+        } catch (StrataException e) {
+            if (e.status() == Status.NOT_FOUND) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /** Helpers kept apart from the picocli classes. */
+    static final class FsCommandsSupport {
+        private FsCommandsSupport() {
+        }
+
+        static OutputStream stdout() {
+            return new java.io.FileOutputStream(java.io.FileDescriptor.out) {
+                @Override
+                public void close() {
+                    // never close the process's standard output
+                }
+            };
+        }
+
+        static FileStatus status(StrataFileSystem fs, String dir, DirEntry e) {
+            return fs.lstat(join(dir, e.name()));
+        }
+
+        static String modeString(FileStatus st) {
+            StringBuilder sb = new StringBuilder(st.isDirectory() ? "d" : st.isSymlink() ? "l" : "-");
+            String rwx = "rwxrwxrwx";
+            for (int i = 0; i < 9; i++) {
+                sb.append((st.mode() & (1 << (8 - i))) != 0 ? rwx.charAt(i) : '-');
+            }
+            return sb.toString();
+        }
+
+        static void copy(StrataFile f, OutputStream o) throws IOException {
+            byte[] b = new byte[IO];
+            for (long off = 0; ; ) {
+                ByteBuf buf = Futures.join(f.readAsync(off, IO), java.time.Duration.ofMinutes(2));
+                try {
+                    int n = buf.readableBytes();
+                    if (n == 0) {
+                        return;
+                    }
+                    buf.getBytes(buf.readerIndex(), b, 0, n);
+                    o.write(b, 0, n);
+                    off += n;
+                } finally {
+                    buf.release();
+                }
+            }
+        }
+
+        static long upload(StrataFileSystem fs, Path local, String target) throws IOException {
+            if (Files.isDirectory(local)) {
+                throw new IllegalArgumentException(local + " is a directory (copy its files one by one)");
+            }
+            long n = 0;
+            try (InputStream in = Files.newInputStream(local); StrataFile f = fs.create(target)) {
+                byte[] b = new byte[IO];
+                for (int k; (k = in.readNBytes(b, 0, b.length)) > 0; n += k) {
+                    f.write(n, b, 0, k);
+                }
+            }
+            return n;
+        }
+
+        static long download(StrataFileSystem fs, String src, Path local) throws IOException {
+            try (StrataFile f = fs.openRead(src);
+                 FileChannel out = FileChannel.open(local, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                         StandardOpenOption.TRUNCATE_EXISTING)) {
+                long n = 0;
+                ByteBuffer b = ByteBuffer.allocateDirect(IO);
+                while (true) {
+                    b.clear();
+                    int k = f.read(n, b);
+                    if (k <= 0) {
+                        break;
+                    }
+                    b.flip();
+                    while (b.hasRemaining()) {
+                        out.write(b);
+                    }
+                    n += k;
+                }
+                return n;
+            }
+        }
+
+        static long copyWithin(StrataFileSystem fs, String src, String dst) {
+            try (StrataFile in = fs.openRead(src);
+                 StrataFile out = fs.open(dst, EnumSet.of(OpenFlag.WRITE, OpenFlag.CREATE, OpenFlag.TRUNCATE), 0644)) {
+                long n = 0;
+                while (true) {
+                    ByteBuf b = Futures.join(in.readAsync(n, IO), java.time.Duration.ofMinutes(2));
+                    try {
+                        int k = b.readableBytes();
+                        if (k == 0) {
+                            return n;
+                        }
+                        Futures.join(out.writeAsync(n, b), java.time.Duration.ofMinutes(2));
+                        n += k;
+                    } finally {
+                        b.release();
+                    }
+                }
+            }
+        }
+
+        static void remove(StrataFileSystem fs, String path, boolean recursive) {
+            FileStatus st = fs.lstat(path);
+            if (st.isDirectory()) {
+                if (!recursive) {
+                    throw new StrataException(Status.IS_A_DIRECTORY, path + " is a directory (use rm -r)");
+                }
+                for (DirEntry e : fs.list(path)) {
+                    remove(fs, join(path, e.name()), true);
+                }
+            }
+            fs.delete(path);
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.strata.cli;
+
+import io.strata.client.ClientConfig;
+import io.strata.client.StrataFileSystem;
+import io.strata.config.ConfigNode;
+import io.strata.config.Durations;
+import io.strata.config.NodeConfig;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.fuse.FuseMount;
+import io.strata.fuse.MountOptions;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code strata mount --mgmtd HOST:PORT [--meta HOST:PORT] DIR}, or {@code strata mount --config
+ * FILE} (a client config with {@code [mount]} and optionally {@code [node]} for the daemon's
+ * name, metrics and ready file): mounts Strata with FUSE and serves it until SIGTERM or
+ * {@code strata umount DIR}, then unmounts and exits.
+ */
+@Command(name = "mount", description = "Mount Strata at DIR with FUSE and serve it until stopped (SIGTERM or `strata umount DIR`).")
+final class MountCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(MountCommand.class);
+
+    @Mixin
+    ClientSource source;
+
+    @Parameters(paramLabel = "DIR", arity = "0..1", description = "Mount point (or [mount] dir of --config).")
+    Path dir;
+
+    @Option(names = "--root", paramLabel = "PATH", description = "Strata directory to show at the mount point (default /).")
+    String root;
+
+    @Option(names = "--attr-timeout", paramLabel = "DURATION", description = "Kernel attribute cache (default: from the root's consistency mode).")
+    String attrTimeout;
+
+    @Option(names = "--entry-timeout", paramLabel = "DURATION", description = "Kernel name cache (default: from the root's consistency mode).")
+    String entryTimeout;
+
+    @Option(names = "--debug", description = "libfuse debug output (every request) on stderr.")
+    boolean debug;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        ClientSource.Loaded loaded = source.load();
+        ConfigNode root = loaded.root();
+        NodeConfig node = NodeConfig.read(root, "mount");
+        MountOptions opts = options(root);
+        ClientConfig cfg = loaded.config();
+        if (source.config != null) {
+            root.rejectUnknownKeys();
+        }
+        Optional<String> why = FuseMount.unavailable();
+        if (why.isPresent()) {
+            throw new StrataException(Status.UNSUPPORTED, "cannot mount: " + why.get()
+                    + "; the native client works without FUSE: strata ls|stat|cat|put|cp|rm|mkdir");
+        }
+        DaemonRuntime rt = new DaemonRuntime("mount", node);
+        StrataFileSystem fs;
+        FuseMount mount;
+        try {
+            fs = StrataFileSystem.connect(rt.ctx, cfg);
+            try {
+                mount = FuseMount.mount(fs, opts, rt.ctx.meters());
+            } catch (RuntimeException e) {
+                fs.close();
+                throw e;
+            }
+        } catch (RuntimeException e) {
+            rt.close();
+            throw e;
+        }
+        Map<String, String> info = new LinkedHashMap<>();
+        info.put("rpc", "-");
+        info.put("dir", mount.dir().toString());
+        if (rt.metricsAddress() != null) {
+            info.put("metrics", NodeCommand.hostPort(rt.metricsAddress()));
+        }
+        if (node.data() != null) {
+            DaemonRuntime.announceReady(node.data(), info);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("strata: mounted " + opts.root() + " at " + mount.dir() + " (attr timeout " + Durations.format(mount.attrTimeout())
+                + ", entry timeout " + Durations.format(mount.entryTimeout()) + "); stop with: strata umount " + mount.dir());
+        out.flush();
+        // unmounted from outside (strata umount, fusermount -u): stop the daemon too
+        mount.unmounted().whenComplete((v, e) -> {
+            LOG.info("{} was unmounted; exiting", mount.dir());
+            new Thread(() -> System.exit(0), "exit").start();
+        });
+        rt.runUntilStopped(() -> {
+            try {
+                mount.close();
+            } finally {
+                fs.close();
+            }
+        });
+        return 0;
+    }
+
+    private MountOptions options(ConfigNode file) {
+        MountOptions o;
+        if (file.has("mount")) {
+            ConfigNode m = file.section("mount");
+            o = MountOptions.read(m);
+            if (dir != null) {
+                o = new MountOptions(dir, o.root(), o.attrTimeout(), o.entryTimeout(), o.allowOther(), o.debug());
+            }
+        } else {
+            if (dir == null) {
+                throw new IllegalArgumentException("give the mount point: strata mount [--mgmtd HOST:PORT] DIR");
+            }
+            o = MountOptions.at(dir);
+        }
+        Optional<Duration> attr = attrTimeout != null ? Optional.of(Durations.parse(attrTimeout)) : o.attrTimeout();
+        Optional<Duration> entry = entryTimeout != null ? Optional.of(Durations.parse(entryTimeout)) : o.entryTimeout();
+        return new MountOptions(o.dir(), root != null ? root : o.root(), attr, entry, o.allowOther(), debug || o.debug());
+    }
+
+    /** {@code strata umount DIR}: unmounts a Strata mount (the mount daemon then exits). */
+    @Command(name = "umount", description = "Unmount a Strata FUSE mount (its mount daemon then exits).")
+    static final class Umount implements Callable<Integer> {
+        @Parameters(paramLabel = "DIR", description = "Mount point.")
+        Path dir;
+
+        @Option(names = {"-l", "--lazy"}, description = "Detach now even if files are open; finish when they are closed.")
+        boolean lazy;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            Path d = dir.toAbsolutePath().normalize();
+            if (!FuseMount.isMounted(d)) {
+                throw new IllegalArgumentException(d + " is not mounted");
+            }
+            FuseMount.unmount(d, lazy);
+            spec.commandLine().getOut().println("strata: unmounted " + d);
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,224 @@
+package io.strata.cli;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+
+/**
+ * The shape of a local cluster, fixed the first time {@code strata up} runs on a data directory
+ * and kept in {@code DATA/cluster.properties}: how many storage nodes, replicas and targets per
+ * node, and every daemon's port (picked free the first time). A restart reuses them, so the
+ * cluster manager's Ratis peer, the meta service and the storage nodes come back on the
+ * addresses their state was written with; the config files are written again from it.
+ */
+record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmtdRpc, int mgmtdRaft, int metaRpc,
+                List<Integer> storageRpc, Path mountDir) {
+    static final String FILE = "cluster.properties";
+    static final String HOST = "127.0.0.1";
+    /** The node id the meta service registers with the manager under (storage nodes are 1..N). */
+    static final int META_NODE_ID = 1000;
+
+    /** The layout recorded in {@code dir}, or a new one with free ports (recorded at once). */
+    static UpLayout loadOrCreate(ClusterDir dir, int storageNodes, int replicas, int targets, Path mountDir) throws IOException {
+        Path f = dir.root.resolve(FILE);
+        if (Files.exists(f)) {
+            UpLayout l = read(dir.root, f);
+            if (l.storageNodes != storageNodes || l.replicas != replicas || l.targets != targets) {
+                throw new IllegalArgumentException(dir.root + " holds a cluster of " + l.storageNodes + " storage nodes, " + l.replicas
+                        + " replicas, " + l.targets + " targets per node; start it with those (or use another --data)");
+            }
+            UpLayout m = mountDir == null ? l : new UpLayout(l.data, l.storageNodes, l.replicas, l.targets, l.mgmtdRpc, l.mgmtdRaft,
+                    l.metaRpc, l.storageRpc, mountDir.toAbsolutePath().normalize());
+            m.write();
+            return m;
+        }
+        if (replicas < 1 || replicas > 5 || storageNodes < replicas) {
+            throw new IllegalArgumentException("need 1 <= --replicas <= 5 and at least as many storage nodes (got " + storageNodes
+                    + " nodes, " + replicas + " replicas)");
+        }
+        if (targets < 1 || targets > 64) {
+            throw new IllegalArgumentException("--targets must be between 1 and 64, got " + targets);
+        }
+        List<Integer> ports = freePorts(3 + storageNodes);
+        UpLayout l = new UpLayout(dir.root, storageNodes, replicas, targets, ports.get(0), ports.get(1), ports.get(2),
+                List.copyOf(ports.subList(3, ports.size())),
+                (mountDir != null ? mountDir : dir.root.resolve("mnt")).toAbsolutePath().normalize());
+        l.write();
+        return l;
+    }
+
+    /** The recorded layout, if {@code strata up} ever ran on {@code root}. */
+    static java.util.Optional<UpLayout> find(Path root) {
+        Path f = root.resolve(FILE);
+        if (!Files.exists(f)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.of(read(root, f));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static UpLayout read(Path root, Path f) throws IOException {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(f)) {
+            p.load(r);
+        }
+        int n = Integer.parseInt(p.getProperty("storage-nodes"));
+        List<Integer> storage = new ArrayList<>();
+        for (int i = 1; i <= n; i++) {
+            storage.add(Integer.parseInt(p.getProperty("storage-" + i + ".rpc")));
+        }
+        return new UpLayout(root, n, Integer.parseInt(p.getProperty("replicas")), Integer.parseInt(p.getProperty("targets")),
+                Integer.parseInt(p.getProperty("mgmtd.rpc")), Integer.parseInt(p.getProperty("mgmtd.raft")),
+                Integer.parseInt(p.getProperty("meta.rpc")), storage, Path.of(p.getProperty("mount.dir")));
+    }
+
+    private void write() throws IOException {
+        Properties p = new Properties();
+        p.setProperty("storage-nodes", String.valueOf(storageNodes));
+        p.setProperty("replicas", String.valueOf(replicas));
+        p.setProperty("targets", String.valueOf(targets));
+        p.setProperty("mgmtd.rpc", String.valueOf(mgmtdRpc));
+        p.setProperty("mgmtd.raft", String.valueOf(mgmtdRaft));
+        p.setProperty("meta.rpc", String.valueOf(metaRpc));
+        for (int i = 0; i < storageRpc.size(); i++) {
+            p.setProperty("storage-" + (i + 1) + ".rpc", String.valueOf(storageRpc.get(i)));
+        }
+        p.setProperty("mount.dir", mountDir.toString());
+        Files.createDirectories(data);
+        Path tmp = data.resolve(FILE + ".tmp");
+        try (Writer w = Files.newBufferedWriter(tmp)) {
+            p.store(w, "the shape and ports of this local cluster (strata up keeps them across restarts)");
+        }
+        Files.move(tmp, data.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static List<Integer> freePorts(int n) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            List<Integer> out = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0, 50, java.net.InetAddress.getByName(HOST));
+                held.add(s);
+                out.add(s.getLocalPort());
+            }
+            return out;
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
+        }
+    }
+
+    String mgmtdAddress() {
+        return HOST + ":" + mgmtdRpc;
+    }
+
+    String metaAddress() {
+        return HOST + ":" + metaRpc;
+    }
+
+    // ---- config files ----
+
+    String mgmtdToml() {
+        return """
+                [node]
+                name = "mgmtd"
+                listen = "%s:%d"
+                data = "%s"
+                metrics = "127.0.0.1:0"
+
+                [mgmtd]
+                id = "m1"
+                raft = "%s:%d"
+                lease = "10s"
+                heartbeat = "2s"
+                auto-table-replicas = %d
+                """.formatted(HOST, mgmtdRpc, esc(data.resolve("mgmtd")), HOST, mgmtdRaft, replicas);
+    }
+
+    String metaToml() {
+        return """
+                [node]
+                name = "meta"
+                listen = "%s:%d"
+                data = "%s"
+                metrics = "127.0.0.1:0"
+
+                [meta]
+                backend = "lmdb"
+                [meta.lmdb]
+                map-size = "8GiB"
+                """.formatted(HOST, metaRpc, esc(data.resolve("meta")));
+    }
+
+    String storageToml(int i) {
+        StringBuilder t = new StringBuilder();
+        for (int k = 1; k <= targets; k++) {
+            t.append("[[storage.targets]]\nid = ").append(i * 100 + k).append('\n');
+        }
+        return """
+                [node]
+                name = "storage-%d"
+                listen = "%s:%d"
+                data = "%s"
+                metrics = "127.0.0.1:0"
+
+                [storage]
+                node-id = %d
+                mgmtd = ["%s"]
+                labels = { host = "storage-%d" }
+                """.formatted(i, HOST, storageRpc.get(i - 1), esc(data.resolve("storage-" + i)), i, mgmtdAddress(), i) + t;
+    }
+
+    /** What native client commands and tools read: where the manager and the meta service are. */
+    String clientToml() {
+        return """
+                [client]
+                name = "client"
+                meta = ["%s"]
+                mgmtd = ["%s"]
+                """.formatted(metaAddress(), mgmtdAddress());
+    }
+
+    String mountToml(boolean l1) {
+        String cache = !l1 ? "" : """
+
+                [l1]
+                name = "mount-l1"
+                memory = "128MiB"
+                [l1.nvme]
+                dir = "%s"
+                capacity = "2GiB"
+                min-free = "1GiB"
+                """.formatted(esc(data.resolve("mount").resolve("l1-cache")));
+        return """
+                [node]
+                name = "mount"
+                data = "%s"
+                metrics = "127.0.0.1:0"
+
+                [client]
+                name = "mount"
+                meta = ["%s"]
+                mgmtd = ["%s"]
+
+                [mount]
+                dir = "%s"
+                """.formatted(esc(data.resolve("mount")), metaAddress(), mgmtdAddress(), esc(mountDir)) + cache;
+    }
+
+    private static String esc(Path p) {
+        return p.toString().replace("\\", "\\\\").replace("\"", "\\\"");
+    }
+}
