@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code strata node --config FILE}: a bare RPC node answering ping, echo and pull. Useful to
- * check the network between two hosts ({@code strata ping}) and to benchmark it; {@code strata up}
- * runs one until the cluster daemons exist.
+ * check the network between two hosts ({@code strata ping}) and the RPC layer between two
+ * processes.
  */
 @Command(name = "node", description = "Run a bare RPC node (ping, echo, pull) until stopped.")
 final class NodeCommand implements Callable<Integer> {
