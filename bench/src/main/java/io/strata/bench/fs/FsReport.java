@@ -47,8 +47,8 @@ public final class FsReport {
         return x.item().kind() == FsBench.Item.Kind.SMALL_STAT ? x.opsPerSec() : x.mbPerSec();
     }
 
-    /** Prints the header line, the table, the counters and the result line. */
-    public static void print(FsBench.Report r, String baseline, Map<String, String> result, PrintStream out) {
+    /** Prints the header line, the table, the counters, the notes ("key: text" lines) and the result line. */
+    public static void print(FsBench.Report r, String baseline, Map<String, String> result, Map<String, String> notes, PrintStream out) {
         FsBench.Options o = r.options();
         out.printf(Locale.ROOT, "strata bench: %d threads, big files %s (I/O %s), random reads %s for %d ms each, %d small files of %s, "
                         + "%d round(s), cores=%d%n", o.threads(), o.fileSize(), o.ioSize(), o.randomSizes(), o.randomTime().toMillis(),
@@ -74,6 +74,7 @@ public final class FsReport {
                 out.println("  " + row.what() + " ".repeat(w - row.what().length()) + "  " + row.value());
             }
         }
+        notes.forEach((k, v) -> out.println("note: " + k + ": " + v));
         StringBuilder line = new StringBuilder("result:");
         result.forEach((k, v) -> line.append(' ').append(k).append('=').append(v));
         out.println(line);

@@ -78,9 +78,9 @@ class FsBenchTest {
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         FsReport.print(r, "local", Map.of("other_vs_local_read", FsReport.ratio(r, "seq_read", "other", "local")),
-                new PrintStream(out, true, StandardCharsets.UTF_8));
+                Map.of("local", "a note"), new PrintStream(out, true, StandardCharsets.UTF_8));
         String text = out.toString(StandardCharsets.UTF_8);
-        assertThat(text).contains("vs local", "random read 4KiB", "local counters: not available for a plain directory");
+        assertThat(text).contains("vs local", "random read 4KiB", "local counters: not available for a plain directory", "note: local: a note");
         assertThat(text.strip().lines().reduce((x, y) -> y).orElseThrow()).matches("result: other_vs_local_read=\\d+\\.\\d\\d");
 
         JsonNode json = new ObjectMapper().readTree(FsReport.json(r, "local", FsReport.figures(r, "other"), Map.of("why", "test")));
