@@ -5,16 +5,16 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 /**
  * The embedded cluster of {@code strata bench fs}: {@code strata up --data DIR} run in this
@@ -97,25 +97,19 @@ final class BenchFsCluster implements AutoCloseable {
         deleteTree(data, log);
     }
 
+    /**
+     * Removes {@code top} and everything in it (no symlinks followed). JDK classes and lambdas
+     * only: it runs last, when a jar rebuilt meanwhile would fail to load a class not loaded yet.
+     */
     static void deleteTree(Path top, PrintStream log) {
         if (!Files.exists(top)) {
             return;
         }
-        try {
-            Files.walkFileTree(top, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-                    Files.deleteIfExists(dir);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
+        try (Stream<Path> all = Files.walk(top)) {
+            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException | UncheckedIOException e) {
             log.println("strata bench: could not remove " + top + ": " + e.getMessage());
         }
     }

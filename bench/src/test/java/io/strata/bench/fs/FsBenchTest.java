@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class FsBenchTest {
-    private static final FsBench.Options TINY = new FsBench.Options(2, DataSize.ofKiB(512), DataSize.ofKiB(64), 20, DataSize.ofKiB(8),
-            List.of(DataSize.ofKiB(4), DataSize.ofKiB(16)), Duration.ofMillis(150), 2);
+    private static final FsBench.Options TINY = new FsBench.Options(2, DataSize.ofKiB(256), DataSize.ofKiB(64), 12, DataSize.ofKiB(8),
+            List.of(DataSize.ofKiB(4), DataSize.ofKiB(16)), Duration.ofMillis(100), 2);
 
     @Test
     void everyJobRunsOnEveryTargetWithSaneFiguresAndLeavesNothingBehind(@TempDir Path dir) throws IOException {
@@ -47,8 +47,8 @@ class FsBenchTest {
                 assertThat(x.opsPerSec()).isFinite().isPositive();
                 assertThat(x.latency().quantileMicros(0.5)).isPositive().isLessThanOrEqualTo(x.latency().quantileMicros(0.99));
                 long perRound = switch (item.kind()) {
-                    case SEQ_WRITE, SEQ_READ -> 2 * 8; // 2 threads x 512 KiB / 64 KiB
-                    case SMALL_WRITE, SMALL_STAT, SMALL_READ -> 20;
+                    case SEQ_WRITE, SEQ_READ -> 2 * 4; // 2 threads x 256 KiB / 64 KiB
+                    case SMALL_WRITE, SMALL_STAT, SMALL_READ -> 12;
                     case RANDOM_READ -> -1;
                 };
                 for (FsBench.Measure m : x.rounds()) {
@@ -59,10 +59,10 @@ class FsBenchTest {
                         assertThat(m.bytes()).isEqualTo(m.ops() * item.size());
                     }
                     if (item.kind() == FsBench.Item.Kind.SEQ_WRITE || item.kind() == FsBench.Item.Kind.SEQ_READ) {
-                        assertThat(m.bytes()).isEqualTo(2 * 512 * 1024);
+                        assertThat(m.bytes()).isEqualTo(2 * 256 * 1024);
                     }
                     if (item.kind() == FsBench.Item.Kind.SMALL_READ) {
-                        assertThat(m.bytes()).isEqualTo(20 * 8 * 1024);
+                        assertThat(m.bytes()).isEqualTo(12 * 8 * 1024);
                     }
                     // wall time covers the operations: no rate beyond what the latencies allow
                     assertThat(m.seconds()).isPositive().isLessThan(30);
@@ -74,7 +74,7 @@ class FsBenchTest {
             assertThat(left).as("the bench removes its files").isEmpty();
         }
         assertThat(r.counters().get("local").unavailable()).isEqualTo("not available for a plain directory");
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("local: write big 512KiB x2 (1/2)", "other: read 20 x 8KiB (2/2)");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("local: write big 256KiB x2 (1/2)", "other: read 12 x 8KiB (2/2)");
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         FsReport.print(r, "local", Map.of("other_vs_local_read", FsReport.ratio(r, "seq_read", "other", "local")),
