@@ -10,9 +10,12 @@
 # mount namespace, so the FUSE mount is visible outside. Durability is made comparable with
 # Strata's: goal 3 and HDD_FSYNC_BEFORE_CLOSE = 1 (chunk files fsynced before close).
 # Everything is started and stopped by PID (recorded in WORKDIR/pids), never by name.
+# MooseFS raises its daemons and mount to nice -19 by default; MFS_NICE=N sets another level
+# (0 puts them on an equal footing with processes at the default priority).
 set -euo pipefail
 
 NS=${MFS_NETNS:-strata-mfs}
+NICE=${MFS_NICE:--19}
 MASTER_IP=198.18.0.1
 CS_IPS=(198.18.0.2 198.18.0.3 198.18.0.4)
 
@@ -43,6 +46,7 @@ WORKING_GROUP = root
 DATA_PATH = $work/master
 EXPORTS_FILENAME = $work/master/mfsexports.cfg
 TOPOLOGY_FILENAME = $work/master/mfstopology.cfg
+NICE_LEVEL = $NICE
 MATOML_LISTEN_HOST = $MASTER_IP
 MATOCS_LISTEN_HOST = $MASTER_IP
 MATOCL_LISTEN_HOST = $MASTER_IP
@@ -65,6 +69,7 @@ DATA_PATH = $d
 HDD_CONF_FILENAME = $d/mfshdd.cfg
 HDD_LEAVE_SPACE_DEFAULT = 64MiB
 HDD_FSYNC_BEFORE_CLOSE = 1
+NICE_LEVEL = $NICE
 BIND_HOST = $ip
 CSSERV_LISTEN_HOST = $ip
 MASTER_HOST = $MASTER_IP
@@ -82,7 +87,7 @@ CFG
   done
   [ "$n" -ge 3 ] || die "chunkservers did not register (see $work/*.log)"
 
-  in_ns mfsmount "$mnt" -H "$MASTER_IP" -o mfscachemode=AUTO > "$work/mount.log" 2>&1 || die "mfsmount failed (see $work/mount.log)"
+  in_ns mfsmount "$mnt" -H "$MASTER_IP" -o mfscachemode=AUTO -o mfsnice="$NICE" > "$work/mount.log" 2>&1 || die "mfsmount failed (see $work/mount.log)"
   local mpid
   mpid=$(pgrep -f "mfsmount \(mounted on: $mnt\)" | head -n1 || true)
   [ -n "$mpid" ] && echo "mfsmount $mpid" >> "$work/pids"

@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 
 /** {@code strata bench SUITE}: benchmark suites; each prints a table and a last {@code result:} line. */
 @Command(name = "bench", description = "Run a benchmark suite; each prints a table, then a `result:` line.",
-        subcommands = {BenchCommand.Rpc.class, BenchMetaCommand.class, BenchL3Command.class, BenchL1Command.class, BenchRecoveryCommand.class, BenchJmhCommand.class, BenchFsRunCommand.class, BenchFsCommand.class})
+        subcommands = {BenchCommand.Rpc.class, BenchMetaCommand.class, BenchL3Command.class, BenchL1Command.class, BenchRecoveryCommand.class, BenchJmhCommand.class, BenchPeersCommand.class, BenchFsRunCommand.class, BenchFsCommand.class})
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
