@@ -32,6 +32,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -185,6 +186,11 @@ public final class StrataFileSystem implements AutoCloseable {
     /** The L3 tier (tools, the garbage collector's reclaimer). */
     public Tier l3() {
         return core.tiers().l3();
+    }
+
+    /** This client's L1 cache, when its config has one ({@code strata cache stat|drop} through a mount). */
+    public Optional<L1Tier> l1() {
+        return core.tiers().l1().map(L1Tier.class::cast);
     }
 
     /** The process's own uid and gid (root when they cannot be read). */

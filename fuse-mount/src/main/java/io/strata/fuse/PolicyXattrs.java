@@ -27,7 +27,10 @@ import java.util.stream.Collectors;
  *   <li>On a file, {@code user.strata.policy} is the policy fixed at its creation (read-only) and
  *       {@code user.strata.layout} its layout (chunk size, stripe width, chain table, chains).</li>
  * </ul>
- * Other names are ordinary extended attributes kept by the namespace.
+ * These attributes are virtual: read and set by name, never listed (a listing shows only the
+ * stored attributes), so {@code cp -a}, {@code rsync -X} and {@code tar --xattrs} do not copy a
+ * directory's effective policy onto another directory as overrides, nor try to set a file's
+ * read-only ones. Other names are ordinary extended attributes kept by the namespace.
  */
 final class PolicyXattrs {
     static final String POLICY = "user.strata.policy";
@@ -104,17 +107,6 @@ final class PolicyXattrs {
             String key = PolicyField.byKey(name.substring(FIELD_PREFIX.length())).key();
             return fs.setPolicyAsync(path, List.of(key + "=inherit")).thenAccept(p -> { });
         });
-    }
-
-    /** The names this layer adds to a listing of {@code st}. */
-    static List<String> names(FileStatus st) {
-        if (st.isDirectory()) {
-            return List.of(POLICY);
-        }
-        if (st.isFile()) {
-            return List.of(POLICY, LAYOUT);
-        }
-        return List.of();
     }
 
     private static <T> CompletableFuture<T> missing(String name) {

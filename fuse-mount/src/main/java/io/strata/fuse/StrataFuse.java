@@ -103,6 +103,7 @@ final class StrataFuse extends FuseStubFS {
     private final MeterRegistry meters;
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     private final boolean fileInfoLayoutKnown;
+    private final CacheXattrs cache;
 
     StrataFuse(StrataFileSystem fs, String root, MeterRegistry meters) {
         this.fs = fs;
@@ -112,6 +113,13 @@ final class StrataFuse extends FuseStubFS {
         this.meters = meters;
         setOperationFlags();
         this.fileInfoLayoutKnown = fileInfoLayoutKnown();
+        this.cache = new CacheXattrs(fs, meters, inode -> {
+            if (inode == null) {
+                pageCacheVersion.clear();
+            } else {
+                pageCacheVersion.remove(inode);
+            }
+        }, metaBound, ioBound);
     }
 
     /**
@@ -589,6 +597,18 @@ final class StrataFuse extends FuseStubFS {
         }
         return call("getxattr", () -> {
             StrataFileSystem w = who();
+            if (CacheXattrs.handles(name)) {
+                // statistics change between the size probe and the read: the probe leaves room
+                byte[] v = cache.get(w, p(path), "/".equals(path), name);
+                if (size == 0) {
+                    return v.length + 256;
+                }
+                if (size < v.length) {
+                    return -FuseErrors.ERANGE;
+                }
+                value.put(0, v, 0, v.length);
+                return v.length;
+            }
             byte[] v = join(PolicyXattrs.handles(name) ? PolicyXattrs.get(w, p(path), name) : w.getXattrAsync(p(path), name), metaBound);
             if (size == 0) {
                 return v.length;
@@ -610,6 +630,13 @@ final class StrataFuse extends FuseStubFS {
             byte[] v = new byte[(int) size];
             value.get(0, v, 0, v.length);
             StrataFileSystem w = who();
+            if (CacheXattrs.handles(name)) {
+                if (!name.equals(CacheXattrs.DROP)) {
+                    return -Status.Errno.EPERM; // user.strata.cache is read-only
+                }
+                cache.drop(w, p(path), "/".equals(path));
+                return 0;
+            }
             join(PolicyXattrs.handles(name) ? PolicyXattrs.set(w, p(path), name, v) : w.setXattrAsync(p(path), name, v, flags), metaBound);
             return 0;
         });
@@ -619,8 +646,10 @@ final class StrataFuse extends FuseStubFS {
     public int listxattr(String path, Pointer list, @size_t long size) {
         return call("listxattr", () -> {
             StrataFileSystem w = who();
-            List<String> names = new ArrayList<>(join(w.listXattrsAsync(p(path)), metaBound));
-            names.addAll(PolicyXattrs.names(join(w.lstatAsync(p(path)), metaBound)));
+            // only stored attributes: the virtual ones (user.strata.policy, .layout, .cache) are
+            // read by name; listed, cp -a / rsync -X would copy them onto other files (setting a
+            // directory's whole effective policy as overrides, or failing on read-only names)
+            List<String> names = join(w.listXattrsAsync(p(path)), metaBound);
             java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
             for (String n : names) {
                 out.writeBytes(n.getBytes(StandardCharsets.UTF_8));
@@ -645,6 +674,9 @@ final class StrataFuse extends FuseStubFS {
         }
         return call("removexattr", () -> {
             StrataFileSystem w = who();
+            if (CacheXattrs.handles(name)) {
+                return -Status.Errno.EPERM;
+            }
             join(PolicyXattrs.handles(name) ? PolicyXattrs.remove(w, p(path), name) : w.removeXattrAsync(p(path), name), metaBound);
             return 0;
         });
