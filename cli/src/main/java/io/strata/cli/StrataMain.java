@@ -26,6 +26,7 @@ import picocli.CommandLine.Option;
                 AdminCommand.class,
                 MetaCommand.class,
                 PolicyCommand.class,
+                CacheCommand.class,
                 MountCommand.class,
                 MountCommand.Umount.class,
                 FsCommands.Ls.class,
