@@ -306,7 +306,24 @@ public final class Counters {
             double fr = fuse.getOrDefault("read", 0.0);
             rows.add(new Row("FUSE avg write / read request", (fw > 0 ? kib(appWrite / fw) : "-") + " / " + (fr > 0 ? kib(appRead / fr) : "-")));
         }
+        String rpcTime = latencyByTotal(byTag(d, "strata.rpc.calls.seconds", "message"), byTag(d, "strata.rpc.calls.count", "message"), 5);
+        if (!rpcTime.isEmpty()) {
+            rows.add(new Row("RPC time (avg ms x calls)", rpcTime));
+        }
+        String fuseTime = latencyByTotal(byTag(d, "strata.fuse.requests.seconds", "op"), fuse, 5);
+        if (!fuseTime.isEmpty()) {
+            rows.add(new Row("FUSE time (avg ms x requests)", fuseTime));
+        }
         return rows;
+    }
+
+    /** The {@code n} names with the most total time: "name avg-ms x count", most time first. */
+    private static String latencyByTotal(Map<String, Double> seconds, Map<String, Double> counts, int n) {
+        return seconds.entrySet().stream().filter(e -> counts.getOrDefault(e.getKey(), 0.0) > 0)
+                .sorted((a, b) -> Double.compare(b.getValue(), a.getValue())).limit(n)
+                .map(e -> e.getKey() + " " + String.format(Locale.ROOT, "%.2f", e.getValue() * 1000 / counts.get(e.getKey()))
+                        + " x" + fmt(counts.get(e.getKey())))
+                .collect(Collectors.joining(", "));
     }
 
     private static String top(Map<String, Double> m, int n) {

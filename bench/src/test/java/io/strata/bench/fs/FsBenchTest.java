@@ -153,8 +153,11 @@ class FsBenchTest {
                 strata_rpc_calls_seconds_sum{message="WriteChunk",node="mount",status="OK"} 0.002
                 strata_rpc_calls_seconds_max{message="WriteChunk",node="mount",status="OK"} 0.001
                 strata_rpc_calls_seconds_count{message="Create",node="mount",status="OK"} 1
+                strata_rpc_calls_seconds_sum{message="Create",node="mount",status="OK"} 0.001
                 strata_rpc_calls_seconds_count{message="Open",node="mount",status="OK"} 1
+                strata_rpc_calls_seconds_sum{message="Open",node="mount",status="OK"} 0.001
                 strata_fuse_requests_seconds_count{node="mount",op="write"} 1
+                strata_fuse_requests_seconds_sum{node="mount",op="write"} 0.001
                 jvm_memory_used_bytes{area="heap",id="x"} 12345.0
                 """;
         Map<String, Double> p = Counters.parsePrometheus(prom);
@@ -169,6 +172,8 @@ class FsBenchTest {
                 .startsWith("2 ");
         assertThat(fromRegistry).filteredOn(x -> x.what().startsWith("FUSE avg")).first().extracting(Counters.Row::value)
                 .isEqualTo("1024 KiB / -");
+        assertThat(fromRegistry).filteredOn(x -> x.what().startsWith("RPC time")).first().extracting(Counters.Row::value)
+                .isEqualTo("WriteChunk 1.00 x2, Create 1.00 x1, Open 1.00 x1");
     }
 
     private record Corrupting(DirTarget inner, long at) implements FsTarget {
