@@ -221,10 +221,27 @@ public final class PeersBench {
 
     /** Runs a child process with its output in {@code log}; kills it after {@code timeout} (exit code -1). */
     private int run(List<String> cmd, Map<String, String> env, Path log, Duration timeout) throws Exception {
+        return run(cmd, env, log, timeout, false);
+    }
+
+    /**
+     * As above; once the teardown has begun only the teardown's own commands start ({@code
+     * teardown} true), so that the main thread cannot start a fio after the shutdown hook
+     * killed the last one.
+     */
+    private int run(List<String> cmd, Map<String, String> env, Path log, Duration timeout, boolean teardown) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().putAll(env);
-        Process p = pb.start();
-        current = p;
+        Process p;
+        synchronized (this) {
+            if (tornDown.get() && !teardown) {
+                throw new IllegalStateException("bench peers is stopping");
+            }
+            p = pb.start();
+            if (!teardown) {
+                current = p;
+            }
+        }
         try {
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -233,7 +250,9 @@ public final class PeersBench {
             }
             return p.exitValue();
         } finally {
-            current = null;
+            if (!teardown) {
+                current = null;
+            }
         }
     }
 
@@ -248,10 +267,13 @@ public final class PeersBench {
 
     /** Stops fio, Strata and MooseFS by PID, then removes the data; runs once (finally or shutdown hook). */
     private void teardown() {
-        if (!tornDown.compareAndSet(false, true)) {
-            return;
+        Process p;
+        synchronized (this) {
+            if (!tornDown.compareAndSet(false, true)) {
+                return;
+            }
+            p = current;
         }
-        Process p = current;
         if (p != null) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
@@ -265,6 +287,11 @@ public final class PeersBench {
                     "moosefs-down.log"));
         }
         List<String> mounted = Machine.mountsUnder(work);
+        for (String m : mounted) {
+            // a mount whose daemon was killed before it could be stopped (an interrupted start)
+            problems.addAll(stop(List.of("umount", "-l", m), "umount.log"));
+        }
+        mounted = Machine.mountsUnder(work);
         if (!mounted.isEmpty()) {
             out.println("bench peers: still mounted, left in place: " + mounted + " (work directory " + work + " kept)");
         } else if (problems.isEmpty() && !o.keep()) {
@@ -282,7 +309,7 @@ public final class PeersBench {
 
     private List<String> stop(List<String> cmd, String logName) {
         try {
-            int rc = run(cmd, Map.of("STRATA_NO_BUILD", "1"), work.resolve(logName), Duration.ofMinutes(2));
+            int rc = run(cmd, Map.of("STRATA_NO_BUILD", "1"), work.resolve(logName), Duration.ofMinutes(2), true);
             return rc == 0 ? List.of() : List.of(String.join(" ", cmd) + " exited " + rc + ", see " + work.resolve(logName));
         } catch (Exception e) {
             return List.of(String.join(" ", cmd) + ": " + e);
