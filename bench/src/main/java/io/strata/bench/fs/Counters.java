@@ -39,6 +39,8 @@ public final class Counters {
     private static final Set<String> PROCESS_TAGS = Set.of("node", "kind");
     private static final Set<String> META_MESSAGES = names(MetaMessages.TYPES);
     private static final Set<String> STORAGE_MESSAGES = names(StorageMessages.TYPES);
+    /** Calls that wait by design (the routing long poll): their time is not a cost. */
+    private static final Set<String> LONG_POLLS = Set.of("GetRouting");
 
     private Counters() {
     }
@@ -306,7 +308,9 @@ public final class Counters {
             double fr = fuse.getOrDefault("read", 0.0);
             rows.add(new Row("FUSE avg write / read request", (fw > 0 ? kib(appWrite / fw) : "-") + " / " + (fr > 0 ? kib(appRead / fr) : "-")));
         }
-        String rpcTime = latencyByTotal(byTag(d, "strata.rpc.calls.seconds", "message"), byTag(d, "strata.rpc.calls.count", "message"), 5);
+        Map<String, Double> rpcSeconds = byTag(d, "strata.rpc.calls.seconds", "message");
+        rpcSeconds.keySet().removeAll(LONG_POLLS);
+        String rpcTime = latencyByTotal(rpcSeconds, byTag(d, "strata.rpc.calls.count", "message"), 5);
         if (!rpcTime.isEmpty()) {
             rows.add(new Row("RPC time (avg ms x calls)", rpcTime));
         }

@@ -138,6 +138,7 @@ class FsBenchTest {
         Timer.builder("strata.rpc.calls").tag("message", "Create").tag("status", "OK").register(reg).record(1, TimeUnit.MILLISECONDS);
         Timer.builder("strata.rpc.calls").tag("message", "Open").tag("status", "OK").register(reg).record(1, TimeUnit.MILLISECONDS);
         Timer.builder("strata.fuse.requests").tag("op", "write").register(reg).record(1, TimeUnit.MILLISECONDS);
+        Timer.builder("strata.rpc.calls").tag("message", "GetRouting").tag("status", "OK").register(reg).record(20, TimeUnit.SECONDS);
         Map<String, Double> d = Counters.delta(before, Counters.read(reg));
         assertThat(d).containsEntry("strata.l1.hits{tier=memory}", 7.0).containsEntry("strata.rpc.calls.count{message=WriteChunk,status=OK}", 2.0);
 
@@ -158,6 +159,8 @@ class FsBenchTest {
                 strata_rpc_calls_seconds_sum{message="Open",node="mount",status="OK"} 0.001
                 strata_fuse_requests_seconds_count{node="mount",op="write"} 1
                 strata_fuse_requests_seconds_sum{node="mount",op="write"} 0.001
+                strata_rpc_calls_seconds_count{message="GetRouting",node="mount",status="OK"} 1
+                strata_rpc_calls_seconds_sum{message="GetRouting",node="mount",status="OK"} 20.0
                 jvm_memory_used_bytes{area="heap",id="x"} 12345.0
                 """;
         Map<String, Double> p = Counters.parsePrometheus(prom);
