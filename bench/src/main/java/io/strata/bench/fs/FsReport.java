@@ -26,7 +26,8 @@ public final class FsReport {
 
     /** The table; {@code baseline}: the target every other is divided by in the last column (null: none). */
     public static Table table(FsBench.Report r, String baseline) {
-        Table t = new Table("job", "target", "MB/s", "ops/s", "p50 us", "p99 us", baseline == null ? "" : "vs " + baseline, "note");
+        Table t = baseline == null ? new Table("job", "target", "MB/s", "ops/s", "p50 us", "p99 us", "note")
+                : new Table("job", "target", "MB/s", "ops/s", "p50 us", "p99 us", "vs " + baseline, "note");
         for (FsBench.Item item : r.items()) {
             FsBench.Result base = baseline == null ? null : r.result(baseline, item.key());
             for (FsTarget target : r.targets()) {
@@ -34,9 +35,14 @@ public final class FsReport {
                 double v = value(x);
                 String vs = base == null ? "" : Stats.fmt(v / value(base), 2);
                 String note = item.kind() == FsBench.Item.Kind.SEQ_WRITE ? "fsync+close " + Stats.fmt(x.fsyncMillis(), 0) + " ms" : "";
-                t.row(item.label(), target.name(), item.kind() == FsBench.Item.Kind.SMALL_STAT ? "-" : Stats.fmt(x.mbPerSec(), 1),
-                        Stats.fmt(x.opsPerSec(), 0), Stats.fmt(x.latency().quantileMicros(0.5), 0),
-                        Stats.fmt(x.latency().quantileMicros(0.99), 0), vs, note);
+                String mbps = item.kind() == FsBench.Item.Kind.SMALL_STAT ? "-" : Stats.fmt(x.mbPerSec(), 1);
+                String p50 = Stats.fmt(x.latency().quantileMicros(0.5), 0);
+                String p99 = Stats.fmt(x.latency().quantileMicros(0.99), 0);
+                if (base == null) {
+                    t.row(item.label(), target.name(), mbps, Stats.fmt(x.opsPerSec(), 0), p50, p99, note);
+                } else {
+                    t.row(item.label(), target.name(), mbps, Stats.fmt(x.opsPerSec(), 0), p50, p99, vs, note);
+                }
             }
         }
         return t;
