@@ -103,6 +103,15 @@ final class Readahead {
         // the units this read needs, fetched now if missing
         long first = pos / unit;
         long last = (pos + n - 1) / unit;
+        for (long u = first; u <= last; u++) {
+            long s = u * unit;
+            if (!units.containsKey(u) && pending.pending(s, Math.min(length, s + unit))) {
+                // a local write to this unit outside [pos, pos + n) is still gathered or in flight:
+                // a unit fetched now would miss it and serve it stale later; read exactly what was
+                // asked (the caller settled the writes overlapping it)
+                return fetcher.fetch(pos, n);
+            }
+        }
         List<Unit> parts = new ArrayList<>();
         for (long u = first; u <= last; u++) {
             Unit x = units.get(u);

@@ -203,6 +203,9 @@ public final class StrataFile implements AutoCloseable {
             writeSeq++;
         }
         core.metrics().written(data.readableBytes());
+        // the epoch moves before the write is gathered and again after: a unit fetched by a
+        // concurrent read in between carries an epoch that is stale by the time the write is visible
+        state.bumpEpoch();
         CompletableFuture<Void> f = state.writes.write(pos, data);
         state.bumpEpoch();
         return f;

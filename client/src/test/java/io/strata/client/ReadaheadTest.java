@@ -6,6 +6,7 @@ import io.strata.core.DataSize;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -55,6 +56,32 @@ class ReadaheadTest {
             assertThat(l3[0].reads.get()).as("tier reads").isLessThanOrEqualTo(2 + 16);
             assertThat(counts[0]).as("reads served from prefetched units").isGreaterThan(100);
             assertThat(l3[0].readBytes.get()).as("bytes fetched").isLessThanOrEqualTo(data.length + (2L << 17));
+        }
+    }
+
+    @Test
+    void aUnitFetchedWhileAWriteToItIsStillGatheredDoesNotServeThatWriteStale() {
+        // found by FsxIT (seed 5367467166083430209): a sequential read fetched the whole unit it
+        // needed while a write elsewhere in that unit was still gathered, and a later read of the
+        // written range was served from the unit without the write
+        byte[] before = FileSystemTest.random(4 << 20, 32);
+        FileSystemTest.writeFile(fs, "/ra/gathered", before);
+        byte[] expect = before.clone();
+        byte[] patch = FileSystemTest.random(64 << 10, 33);
+        int unit = 1 << 20;
+        int at = 3 * unit + (512 << 10);
+        System.arraycopy(patch, 0, expect, at, patch.length);
+        try (StrataFile f = fs.open("/ra/gathered", EnumSet.of(OpenFlag.READ, OpenFlag.WRITE), 0)) {
+            f.write(at, ByteBuffer.wrap(patch)); // gathered in the client, not yet at the tier
+            int step = 128 << 10;
+            for (int off = 3 * unit; off < 3 * unit + 3 * step; off += step) { // a stream in the same unit, before the write
+                ByteBuffer b = ByteBuffer.allocate(step);
+                assertThat(f.read(off, b)).isEqualTo(step);
+                assertThat(Arrays.equals(b.array(), Arrays.copyOfRange(expect, off, off + step))).as("read at %d", off).isTrue();
+            }
+            ByteBuffer b = ByteBuffer.allocate(patch.length);
+            assertThat(f.read(at, b)).isEqualTo(patch.length);
+            assertThat(Arrays.equals(b.array(), patch)).as("the bytes just written, read through the same handle").isTrue();
         }
     }
 

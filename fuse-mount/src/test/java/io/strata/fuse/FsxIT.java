@@ -86,7 +86,8 @@ class FsxIT {
                         int want = Math.max(0, Math.min(len, model.length - off));
                         assertThat(n).as("op %d: read %d+%d of a %d-byte file", op, off, len, model.length).isEqualTo(want);
                         if (want > 0 && !Arrays.equals(Arrays.copyOf(b.array(), want), Arrays.copyOfRange(model, off, off + want))) {
-                            throw new AssertionError("op " + op + ": bytes of read " + off + "+" + len + " differ from the model");
+                            throw new AssertionError("op " + op + ": bytes of read " + off + "+" + len + " differ from the model ("
+                                    + (ch == w ? "read/write handle" : "read-only handle") + "; " + firstDifference(b.array(), model, off, want) + ")");
                         }
                         assertThat(ch.size()).as("op %d: size", op).isEqualTo(model.length);
                     } else if (kind < 94) {
@@ -118,5 +119,20 @@ class FsxIT {
                     + counts[3] + " fsyncs, " + counts[4] + " reopens; final size " + model.length);
             assertThat(Files.readAllBytes(f)).isEqualTo(model);
         }
+    }
+
+    /** Where a read first differs from the model, how long the differing run is, and whether it read zeros. */
+    static String firstDifference(byte[] got, byte[] model, int off, int n) {
+        int i = 0;
+        while (i < n && got[i] == model[off + i]) {
+            i++;
+        }
+        int j = i;
+        boolean zeros = true;
+        while (j < n && got[j] != model[off + j]) {
+            zeros &= got[j] == 0;
+            j++;
+        }
+        return "first difference at file offset " + (off + i) + ", " + (j - i) + " bytes differ from there" + (zeros ? ", read as zeros" : "");
     }
 }
