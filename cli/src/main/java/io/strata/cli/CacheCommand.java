@@ -112,8 +112,9 @@ final class CacheCommand implements Runnable {
                     "PATH a file: that file; a directory: every file under it; the mount point: the whole cache.", "",
                     "Writes the cache absorbed (write-back directories) are flushed to the tier below first; if they "
                             + "cannot be, the drop fails and keeps them: a drop never loses a write. The next open of a "
-                            + "dropped file also empties the kernel's page cache of it, so its next read comes from below. "
-                            + "Like any user.* attribute, dropping a file's cache needs write permission on it."})
+                            + "dropped file also empties the kernel's page cache of it, so its next read comes from below "
+                            + "(not for consistency=immutable files, which keep the page cache). "
+                            + "Like any user.* attribute, a drop needs write permission on PATH."})
     static final class Drop extends Base {
         @Override
         public Integer call() {

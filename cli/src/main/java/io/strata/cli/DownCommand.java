@@ -32,6 +32,7 @@ final class DownCommand implements Callable<Integer> {
         try (AutoCloseable lock = dir.lock()) {
             if (dir.members().isEmpty()) {
                 out.println("nothing is running on " + dir.root);
+                unmountLeftover(dir, out);
                 return 0;
             }
             stopAll(dir, out);
@@ -63,13 +64,17 @@ final class DownCommand implements Callable<Integer> {
                 out.println("  stopped " + m.name() + " (pid " + m.pid() + ")" + (exited ? "" : " with SIGKILL after 15 s"));
             }
             dir.clearMembers();
-            // a mount whose daemon died (kill -9) stays in the kernel's table: take it down too
-            UpLayout.find(dir.root).map(UpLayout::mountDir).filter(FuseMount::isMounted).ifPresent(d -> {
-                FuseMount.unmount(d, true);
-                out.println("  unmounted " + d);
-            });
+            unmountLeftover(dir, out);
         } catch (IOException e) {
             out.println("strata: cannot read " + dir.root + ": " + e.getMessage());
         }
+    }
+
+    /** A mount whose daemon died (kill -9) stays in the kernel's table: takes it down. */
+    static void unmountLeftover(ClusterDir dir, PrintWriter out) {
+        UpLayout.find(dir.root).map(UpLayout::mountDir).filter(FuseMount::isMounted).ifPresent(d -> {
+            FuseMount.unmount(d, true);
+            out.println("  unmounted " + d + " (left behind by a mount process that was killed)");
+        });
     }
 }

@@ -347,6 +347,10 @@ final class FsCommands {
         }
 
         static long copyWithin(StrataFileSystem fs, String src, String dst) {
+            if (fs.exists(dst) && fs.stat(dst).inode().equals(fs.stat(src).inode())) {
+                // opening the destination truncates it: that would empty the source
+                throw new IllegalArgumentException(PREFIX + src + " and " + PREFIX + dst + " are the same file");
+            }
             try (StrataFile in = fs.openRead(src);
                  StrataFile out = fs.open(dst, EnumSet.of(OpenFlag.WRITE, OpenFlag.CREATE, OpenFlag.TRUNCATE), 0644)) {
                 long n = 0;

@@ -52,14 +52,14 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--no-l1", description = "Mount without the L1 cache (memory + NVMe under DATA/mount).")
     boolean noL1;
 
-    @Option(names = "--storage-nodes", defaultValue = "3", description = "Storage nodes (default ${DEFAULT-VALUE}; fixed at the first start).")
-    int storageNodes;
+    @Option(names = "--storage-nodes", description = "Storage nodes (default 3; fixed at the first start, later starts reuse it).")
+    Integer storageNodes;
 
-    @Option(names = "--replicas", defaultValue = "3", description = "Replicas per chain (default ${DEFAULT-VALUE}; fixed at the first start).")
-    int replicas;
+    @Option(names = "--replicas", description = "Replicas per chain (default 3; fixed at the first start, later starts reuse it).")
+    Integer replicas;
 
-    @Option(names = "--targets", defaultValue = "4", description = "Targets (chains) per storage node (default ${DEFAULT-VALUE}).")
-    int targets;
+    @Option(names = "--targets", description = "Targets (chains) per storage node (default 4; fixed at the first start, later starts reuse it).")
+    Integer targets;
 
     @Option(names = "--foreground", description = "Stay attached; Ctrl-C stops the cluster.")
     boolean foreground;
@@ -106,10 +106,11 @@ final class UpCommand implements Callable<Integer> {
                 awaitChains(layout, timeout);
                 Files.writeString(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml());
                 if (noFuse.isEmpty()) {
-                    Files.createDirectories(layout.mountDir());
                     if (FuseMount.isMounted(layout.mountDir())) {
-                        FuseMount.unmount(layout.mountDir(), true); // left behind by a mount daemon that was killed
+                        // left behind by a mount daemon that was killed (mkdir on it would fail with ENOTCONN)
+                        FuseMount.unmount(layout.mountDir(), true);
                     }
+                    Files.createDirectories(layout.mountDir());
                     processes.add(start(dir, daemon("mount", layout.mountToml(!noL1), List.of(), "1g"), timeout, started));
                 }
                 dir.writeMembers(started);
@@ -203,6 +204,7 @@ final class UpCommand implements Callable<Integer> {
             }
             for (int i = 0; i < specs.size(); i++) {
                 started.add(await(dir, specs.get(i), ps.get(i), timeout));
+                dir.writeMembers(started); // so that `strata down` finds it even if `up` is interrupted
             }
             return ps;
         } catch (RuntimeException | IOException e) {
@@ -215,6 +217,7 @@ final class UpCommand implements Callable<Integer> {
         JavaProcess p = launch(dir, d);
         try {
             started.add(await(dir, d, p, timeout));
+            dir.writeMembers(started); // so that `strata down` finds it even if `up` is interrupted
             return p;
         } catch (RuntimeException | IOException e) {
             p.stop(Duration.ofSeconds(10));

@@ -26,11 +26,19 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
     /** The node id the meta service registers with the manager under (storage nodes are 1..N). */
     static final int META_NODE_ID = 1000;
 
-    /** The layout recorded in {@code dir}, or a new one with free ports (recorded at once). */
-    static UpLayout loadOrCreate(ClusterDir dir, int storageNodes, int replicas, int targets, Path mountDir) throws IOException {
+    /**
+     * The layout recorded in {@code dir}, or a new one with free ports (recorded at once). Sizes
+     * left null take the recorded ones (or 3 storage nodes, 3 replicas, 4 targets for a new one);
+     * sizes given must match a recorded layout.
+     */
+    static UpLayout loadOrCreate(ClusterDir dir, Integer storageNodesOrNull, Integer replicasOrNull, Integer targetsOrNull, Path mountDir)
+            throws IOException {
         Path f = dir.root.resolve(FILE);
         if (Files.exists(f)) {
             UpLayout l = read(dir.root, f);
+            int storageNodes = storageNodesOrNull == null ? l.storageNodes : storageNodesOrNull;
+            int replicas = replicasOrNull == null ? l.replicas : replicasOrNull;
+            int targets = targetsOrNull == null ? l.targets : targetsOrNull;
             if (l.storageNodes != storageNodes || l.replicas != replicas || l.targets != targets) {
                 throw new IllegalArgumentException(dir.root + " holds a cluster of " + l.storageNodes + " storage nodes, " + l.replicas
                         + " replicas, " + l.targets + " targets per node; start it with those (or use another --data)");
@@ -40,6 +48,9 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
             m.write();
             return m;
         }
+        int storageNodes = storageNodesOrNull == null ? 3 : storageNodesOrNull;
+        int replicas = replicasOrNull == null ? 3 : replicasOrNull;
+        int targets = targetsOrNull == null ? 4 : targetsOrNull;
         if (replicas < 1 || replicas > 5 || storageNodes < replicas) {
             throw new IllegalArgumentException("need 1 <= --replicas <= 5 and at least as many storage nodes (got " + storageNodes
                     + " nodes, " + replicas + " replicas)");

@@ -87,6 +87,11 @@ class UpDownIT {
                 assertThat(CliTest.strata("cp", "strata:/ds/viafuse.bin", local.resolve("back.bin").toString(), d).code()).isZero();
                 assertThat(Files.readAllBytes(local.resolve("back.bin"))).isEqualTo(content);
             }
+            CliTest.Run self = CliTest.strata("cp", "strata:/ds/a/src.bin", "strata:/ds/a", d);
+            assertThat(self.code()).isEqualTo(1);
+            assertThat(self.err()).contains("are the same file");
+            assertThat(CliTest.strata("stat", "/ds/a/src.bin", d).out()).as("a copy onto itself leaves the file whole")
+                    .contains("size: " + content.length);
             CliTest.Run missing = CliTest.strata("cat", "/ds/nope", d);
             assertThat(missing.code()).isNotZero();
             assertThat(missing.err()).contains("nope").doesNotContain("Exception");

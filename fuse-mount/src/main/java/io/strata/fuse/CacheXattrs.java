@@ -38,7 +38,8 @@ import java.util.Optional;
  *       same for the whole cache; on another directory, for every file under it (the tree is
  *       walked). It fails, dropping nothing of that file, if its absorbed writes cannot be
  *       flushed: a drop never loses a write. The next open of a dropped file also drops the
- *       kernel's page cache of it, so its next read really comes from below.</li>
+ *       kernel's page cache of it, so its next read really comes from below (except for
+ *       {@code immutable} files, which always keep the page cache).</li>
  * </ul>
  * Neither is listed by {@code listxattr} (see {@link StrataFuse#listxattr}).
  */

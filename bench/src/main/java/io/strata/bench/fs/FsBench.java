@@ -205,11 +205,16 @@ public final class FsBench {
                     t.deleteTree(dir);
                 }
             }
-            for (FsTarget t : targets) {
-                t.deleteTree(base);
-            }
         } finally {
             pool.shutdownNow();
+            // also after a failed job: leave nothing in the user's directories
+            for (FsTarget t : targets) {
+                try {
+                    t.deleteTree(base);
+                } catch (RuntimeException | java.io.IOException e) {
+                    System.err.println("strata bench: could not remove " + base + " on " + t.name() + ": " + e.getMessage());
+                }
+            }
         }
         Map<String, Map<String, Result>> results = new LinkedHashMap<>();
         Map<String, CounterDelta> counters = new LinkedHashMap<>();
