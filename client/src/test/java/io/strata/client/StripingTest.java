@@ -8,8 +8,10 @@ import io.strata.core.TargetId;
 import io.strata.l3.StorageNode;
 import io.strata.l3.engine.ChunkMeta;
 import io.strata.namespace.Layout;
+import io.strata.testing.Eventually;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -69,6 +71,10 @@ class StripingTest {
         Layout layout = st.layout();
         assertThat(layout.stripeWidth()).isEqualTo(4);
         assertThat(layout.chains()).doesNotHaveDuplicates();
+        // the head answers the client before it records the commit (craq.md, head step 5): wait
+        // until every replica shows every chunk committed
+        Eventually.await("3 committed copies of each chunk", Duration.ofSeconds(10),
+                () -> where(st.inode()).values().stream().filter(l -> l.size() == 3).count() == 10);
         Map<Integer, List<ChainId>> where = where(st.inode());
         assertThat(where.keySet()).containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
         for (int i = 0; i < 10; i++) {
