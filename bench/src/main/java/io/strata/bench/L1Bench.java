@@ -113,21 +113,13 @@ public final class L1Bench {
                     double worst = Double.MAX_VALUE;
                     for (DataSize rs : o.readSizes()) {
                         int len = rs.toIntExact();
-                        double[] l1r = new double[o.rounds()];
-                        double[] fsr = new double[o.rounds()];
-                        measure((th, pos, dst) -> readL1(l1, pos, len, chunk, dst), ws, len, o.threads(), Duration.ofMillis(500));
-                        measure((th, pos, dst) -> tmpfsFiles.read(pos, len, dst), ws, len, o.threads(), Duration.ofMillis(500));
-                        for (int r = 0; r < o.rounds(); r++) {
-                            if (r % 2 == 0) {
-                                l1r[r] = measure((th, pos, dst) -> readL1(l1, pos, len, chunk, dst), ws, len, o.threads(), o.round());
-                                fsr[r] = measure((th, pos, dst) -> tmpfsFiles.read(pos, len, dst), ws, len, o.threads(), o.round());
-                            } else {
-                                fsr[r] = measure((th, pos, dst) -> tmpfsFiles.read(pos, len, dst), ws, len, o.threads(), o.round());
-                                l1r[r] = measure((th, pos, dst) -> readL1(l1, pos, len, chunk, dst), ws, len, o.threads(), o.round());
-                            }
-                        }
-                        double a = Stats.median(l1r);
-                        double b = Stats.median(fsr);
+                        Reader fromL1 = (th, pos, dst) -> readL1(l1, pos, len, chunk, dst);
+                        Reader fromTmpfs = (th, pos, dst) -> tmpfsFiles.read(pos, len, dst);
+                        measure(fromL1, ws, len, o.threads(), Duration.ofMillis(500));
+                        measure(fromTmpfs, ws, len, o.threads(), Duration.ofMillis(500));
+                        double[] ab = alternate(fromL1, fromTmpfs, ws, len, o);
+                        double a = ab[0];
+                        double b = ab[1];
                         worst = Math.min(worst, a / b);
                         t.row("hot re-read", rs, "L1 memory", mb(a), Stats.fmt(a / b, 2), "ratio: L1 / tmpfs");
                         t.row("hot re-read", rs, "tmpfs files", mb(b), "", "");
@@ -146,19 +138,10 @@ public final class L1Bench {
                     double worst = Double.MAX_VALUE;
                     for (DataSize rs : o.readSizes()) {
                         int len = rs.toIntExact();
-                        double[] l1r = new double[o.rounds()];
-                        double[] dr = new double[o.rounds()];
-                        for (int r = 0; r < o.rounds(); r++) {
-                            if (r % 2 == 0) {
-                                l1r[r] = measure((th, pos, dst) -> readL1(l1, pos, len, chunk, dst), ws, len, o.threads(), o.round());
-                                dr[r] = measure((th, pos, dst) -> diskFiles.read(pos, len, dst), ws, len, o.threads(), o.round());
-                            } else {
-                                dr[r] = measure((th, pos, dst) -> diskFiles.read(pos, len, dst), ws, len, o.threads(), o.round());
-                                l1r[r] = measure((th, pos, dst) -> readL1(l1, pos, len, chunk, dst), ws, len, o.threads(), o.round());
-                            }
-                        }
-                        double a = Stats.median(l1r);
-                        double b = Stats.median(dr);
+                        double[] ab = alternate((th, pos, dst) -> readL1(l1, pos, len, chunk, dst),
+                                (th, pos, dst) -> diskFiles.read(pos, len, dst), ws, len, o);
+                        double a = ab[0];
+                        double b = ab[1];
                         worst = Math.min(worst, a / b);
                         t.row("hot re-read", rs, "L1 NVMe", mb(a), Stats.fmt(a / b, 2), "ratio: L1 NVMe / disk files (both page-cache warm)");
                         t.row("hot re-read", rs, "disk files", mb(b), "", "");
@@ -254,6 +237,22 @@ public final class L1Bench {
     }
 
     /** {@code threads} threads read random {@code len}-aligned ranges of [0, ws) for {@code d}; bytes/s. */
+    /** {@code a} and {@code b} in alternating order for {@code o.rounds()} rounds (noise hits both alike): their medians. */
+    static double[] alternate(Reader a, Reader b, long ws, int len, Options o) throws InterruptedException {
+        double[] ra = new double[o.rounds()];
+        double[] rb = new double[o.rounds()];
+        for (int r = 0; r < o.rounds(); r++) {
+            if (r % 2 == 0) {
+                ra[r] = measure(a, ws, len, o.threads(), o.round());
+                rb[r] = measure(b, ws, len, o.threads(), o.round());
+            } else {
+                rb[r] = measure(b, ws, len, o.threads(), o.round());
+                ra[r] = measure(a, ws, len, o.threads(), o.round());
+            }
+        }
+        return new double[] {Stats.median(ra), Stats.median(rb)};
+    }
+
     static double measure(Reader r, long ws, int len, int threads, Duration d) throws InterruptedException {
         AtomicLong bytes = new AtomicLong();
         List<Thread> ts = new ArrayList<>();

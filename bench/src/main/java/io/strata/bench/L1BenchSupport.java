@@ -6,40 +6,22 @@ import static io.strata.bench.L1Bench.chunk;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.strata.core.ChainId;
-import io.strata.core.NodeContext;
-import io.strata.core.NodeId;
-import io.strata.core.TargetId;
-import io.strata.core.rpc.RpcOptions;
+import io.strata.core.tier.ChunkAddress;
 import io.strata.core.util.Futures;
-import io.strata.l3.ReadPolicy;
 import io.strata.l3.StorageClient;
-import io.strata.l3.StorageClientOptions;
-import io.strata.l3.StorageConfig;
-import io.strata.l3.StorageNode;
 import io.strata.l3.engine.EngineOptions;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.ChainTable;
-import io.strata.placement.NodeInfo;
-import io.strata.placement.RoutingInfo;
-import io.strata.placement.StaticRoutingSource;
-import io.strata.placement.TargetInfo;
-import io.strata.placement.TargetState;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
+import java.util.function.IntFunction;
 
 /** What {@link L1Bench} runs against: three storage nodes in this JVM, and the working set as plain files (the baselines). */
 final class L1BenchSupport {
@@ -106,59 +88,33 @@ final class L1BenchSupport {
 
     // ---- L3: three storage nodes in this JVM ----
 
+    /** Three storage nodes in this JVM with one chain ({@link L3Bench.Cluster}), loaded with the benchmark's data. */
     static final class MiniL3 implements AutoCloseable {
         static final long SAMPLE_INODE = 100_000;
-        final NodeContext[] ctx = new NodeContext[4];
-        final StorageNode[] nodes = new StorageNode[4];
-        final NodeContext clientCtx;
+        final L3Bench.Cluster cluster;
         final StorageClient client;
-        final StaticRoutingSource routing = new StaticRoutingSource(RoutingInfo.EMPTY);
 
         MiniL3(Path dir) {
-            ChainId chain = ChainId.of(1);
-            for (int i = 1; i <= 3; i++) {
-                ctx[i] = NodeContext.builder("bench-storage-" + i).eventLoopThreads(1).build();
-                StorageConfig cfg = new StorageConfig(NodeId.of(i), List.of(new StorageConfig.Target(TargetId.of(i * 100L + 1),
-                        dir.resolve("node-" + i))), EngineOptions.DEFAULTS, Duration.ofSeconds(10));
-                nodes[i] = StorageNode.start(ctx[i], cfg, routing, RpcOptions.DEFAULTS, new InetSocketAddress("127.0.0.1", 0));
-            }
-            Map<NodeId, NodeInfo> ns = new LinkedHashMap<>();
-            Map<TargetId, TargetInfo> ts = new LinkedHashMap<>();
-            List<TargetId> members = new ArrayList<>();
-            for (int i = 1; i <= 3; i++) {
-                ns.put(NodeId.of(i), new NodeInfo(NodeId.of(i), "127.0.0.1", nodes[i].address().getPort(), Map.of()));
-                TargetId tid = TargetId.of(i * 100L + 1);
-                ts.put(tid, new TargetInfo(tid, NodeId.of(i), TargetState.SERVING));
-                members.add(tid);
-            }
-            routing.update(new RoutingInfo(1, ns, ts, Map.of(chain, new ChainInfo(chain, 1, members)),
-                    List.of(new ChainTable(1, 1, 3, List.of(chain)))));
-            clientCtx = NodeContext.builder("bench-l1-client").eventLoopThreads(1).build();
-            client = new StorageClient(clientCtx, routing, RpcOptions.DEFAULTS,
-                    StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.ROUND_ROBIN).withAttemptTimeout(Duration.ofSeconds(30)));
+            cluster = new L3Bench.Cluster(dir, EngineOptions.DEFAULTS);
+            client = cluster.client;
         }
 
         void load(int chunks, int chunk) {
-            Semaphore inFlight = new Semaphore(8);
-            List<CompletableFuture<Void>> all = new ArrayList<>();
-            for (int c = 0; c < chunks; c++) {
-                inFlight.acquireUninterruptibly();
-                ByteBuf b = Unpooled.wrappedBuffer(content(c, chunk));
-                all.add(client.writeAsync(chunk(INODE, c, chunk), 0, b, IO).whenComplete((v, e) -> {
-                    b.release();
-                    inFlight.release();
-                }));
-            }
-            Futures.join(CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)));
+            writeAll(chunks, 8, c -> chunk(INODE, c, chunk), c -> content(c, chunk));
         }
 
         void loadSamples(int n, int size, int chunkSize) {
-            Semaphore inFlight = new Semaphore(16);
+            writeAll(n, 16, i -> chunk(SAMPLE_INODE + i, 0, chunkSize), i -> content(1_000_000 + i, size));
+        }
+
+        /** Writes chunks 0..n-1, {@code parallel} at a time, and waits for all of them. */
+        private void writeAll(int n, int parallel, IntFunction<ChunkAddress> at, IntFunction<byte[]> content) {
+            Semaphore inFlight = new Semaphore(parallel);
             List<CompletableFuture<Void>> all = new ArrayList<>();
-            for (int s = 0; s < n; s++) {
+            for (int i = 0; i < n; i++) {
                 inFlight.acquireUninterruptibly();
-                ByteBuf b = Unpooled.wrappedBuffer(content(1_000_000 + s, size));
-                all.add(client.writeAsync(chunk(SAMPLE_INODE + s, 0, chunkSize), 0, b, IO).whenComplete((v, e) -> {
+                ByteBuf b = Unpooled.wrappedBuffer(content.apply(i));
+                all.add(client.writeAsync(at.apply(i), 0, b, IO).whenComplete((v, e) -> {
                     b.release();
                     inFlight.release();
                 }));
@@ -168,12 +124,7 @@ final class L1BenchSupport {
 
         @Override
         public void close() {
-            client.close();
-            clientCtx.close();
-            for (int i = 1; i <= 3; i++) {
-                nodes[i].close();
-                ctx[i].close();
-            }
+            cluster.close();
         }
     }
 }
