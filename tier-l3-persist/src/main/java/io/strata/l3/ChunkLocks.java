@@ -2,6 +2,8 @@ package io.strata.l3;
 
 import io.strata.core.ChunkId;
 import io.strata.core.TargetId;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -41,6 +43,20 @@ final class ChunkLocks {
                 mine.complete(null);
             });
         }, executor);
+    }
+
+    /**
+     * Completes once every holder of a chunk lock on {@code target} at the time of the call, and
+     * every body queued behind one, is done. Later holders are not waited for.
+     */
+    CompletableFuture<Void> drained(TargetId target) {
+        List<CompletableFuture<Void>> now = new ArrayList<>();
+        tails.forEach((k, f) -> {
+            if (k.target().equals(target)) {
+                now.add(f);
+            }
+        });
+        return CompletableFuture.allOf(now.toArray(CompletableFuture[]::new));
     }
 
     int held() {

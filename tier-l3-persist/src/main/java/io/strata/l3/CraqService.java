@@ -166,6 +166,7 @@ final class CraqService {
     /** Under the chunk lock: the returned future completes when the lock may be released. */
     private CompletableFuture<?> headUpdate(ChainView view, ChunkAddress a, WriteChunk m, ByteBuf payload, long deadline,
                                             CompletableFuture<WriteDone> reply) {
+        checkTailCurrent(view);
         ChunkEngine engine = view.engine();
         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
         Optional<Long> applied = meta.versionOf(m.request());
@@ -189,6 +190,26 @@ final class CraqService {
                 return stored;
             }).thenCompose(stored -> stored.commit);
         });
+    }
+
+    /**
+     * Under the chunk lock, before a tail stores anything: refuses with {@code StaleRouting}
+     * (the sender retries under the new routing) when this node's routing moved past
+     * {@code view} while the update waited for the lock. A tail commits without forwarding, and a
+     * newer chain version may have put a syncing target behind this one: its resync session
+     * scans this target once the lock holders it found have finished (ResyncWorker), so an
+     * update committed here later under the old version would reach neither the session nor
+     * the syncing target.
+     */
+    private void checkTailCurrent(ChainView view) {
+        if (!view.isTail()) {
+            return;
+        }
+        long now = node.routing().current().chain(view.chain().id()).version();
+        if (now != view.version()) {
+            throw new StrataException.StaleRouting(view.chain().id() + " moved from v" + view.version() + " to v" + now
+                    + " while an update waited for its chunk at " + view.self(), now);
+        }
     }
 
     /** A stored-and-acknowledged version: its meta once committed, and the future of the commit record. */
@@ -319,6 +340,7 @@ final class CraqService {
 
     private CompletableFuture<?> successorUpdate(ChainView view, ChunkAddress a, ForwardUpdate m, ByteBuf payload, long deadline,
                                                  CompletableFuture<UpdateAcked> reply) {
+        checkTailCurrent(view);
         if (receiver.untrusted(view, a.id())) {
             return syncingUpdate(view, a, m, payload, reply);
         }

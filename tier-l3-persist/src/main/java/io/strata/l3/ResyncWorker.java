@@ -272,8 +272,31 @@ final class ResyncWorker implements AutoCloseable {
             }
         }
 
+        /**
+         * Waits for every update that held or awaited a chunk lock on this target when the
+         * session began. One of them may have started under the previous chain version, when this
+         * target was the tail: it commits here without forwarding, so the listing must come after
+         * it (updates that reach the lock later see the new version; CraqService refuses a tail's
+         * update under an old one).
+         */
+        private void awaitEarlierUpdates() throws InterruptedException {
+            CompletableFuture<Void> earlier = node.locks().drained(self);
+            while (true) {
+                checkLive();
+                try {
+                    earlier.get(100, TimeUnit.MILLISECONDS);
+                    return;
+                } catch (java.util.concurrent.TimeoutException e) {
+                    // still running: check the session is still wanted, wait again
+                } catch (java.util.concurrent.ExecutionException e) {
+                    return; // lock tails complete normally; nothing to wait for
+                }
+            }
+        }
+
         /** Merges the two chunk lists and sends what differs; returns once every copy is acknowledged. */
         private void pass() throws InterruptedException {
+            awaitEarlierUpdates();
             Optional<ChunkId> mineAfter = Optional.empty();
             List<ChunkMeta> mine = List.of();
             int mi = 0;

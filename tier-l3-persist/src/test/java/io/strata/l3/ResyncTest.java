@@ -183,6 +183,42 @@ class ResyncTest {
         }
     }
 
+    /**
+     * A write that the old tail is still storing when routing puts a syncing target behind it:
+     * it commits there under the old chain version without being forwarded, so the resync
+     * session must list the tail's chunks only after it finished (found by RecoveryIT in CI: a
+     * chunk created that way was missing from the resynced target's listing until a later write
+     * replaced it whole).
+     */
+    @Test
+    void aWriteTheOldTailIsStillStoringWhenTheSyncStartsReachesTheSyncedTarget() throws Exception {
+        try (ChainFixture f = new ChainFixture(dir, 63, 3, 1, EngineOptions.DEFAULTS)) {
+            StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofSeconds(10)));
+            ChunkAddress old = ChainFixture.chunk(40, 0, 1, SIZE);
+            ChunkAddress late = ChainFixture.chunk(40, 1, 1, SIZE);
+            byte[] v0 = new byte[50_000];
+            new Random(1).nextBytes(v0);
+            write(c, old, 0, v0);
+            f.stop(3);
+            publish(f, 2, List.of(1, 2, 3), Map.of(3, TargetState.OFFLINE));
+            // node 2 is the tail now: hold its next data write on disk for a while
+            var slow = f.ctx[2].faults().arm(ChunkEngine.DATA_SYNC, new io.strata.core.fault.Fault.Delay(Duration.ofSeconds(3))).times(1);
+            byte[] v1 = new byte[60_000];
+            new Random(2).nextBytes(v1);
+            CompletableFuture<Void> w = CompletableFuture.runAsync(() -> write(c, late, 0, v1));
+            Await.until("node 2 storing the write as tail", () -> slow.fired() == 1);
+            f.restart(3);
+            CompletableFuture<Long> synced = awaitSynced(f, 3);
+            publish(f, 3, List.of(1, 2, 3), Map.of(3, TargetState.SYNCING));
+            Futures.join(w, Duration.ofSeconds(30));
+            assertThat(Futures.join(synced, Duration.ofSeconds(30))).isEqualTo(3);
+            publish(f, 4, List.of(1, 2, 3), Map.of());
+            assertIdentical(c, 1, 2, 3);
+            assertThat(read(c, late, 3)).as("the write stored by the old tail, read from the synced target").isEqualTo(v1);
+            assertThat(read(c, old, 3)).isEqualTo(v0);
+        }
+    }
+
     /** One writer's view of the chunks it owns: the content every acknowledged write left. */
     static final class Model {
         final Map<ChunkAddress, byte[]> content = new ConcurrentHashMap<>();
