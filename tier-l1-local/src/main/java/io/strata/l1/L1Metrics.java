@@ -17,7 +17,8 @@ import java.util.function.ToDoubleFunction;
  * <ul>
  * <li>{@code strata.l1.hits{tier=memory|nvme|below}}: blocks served by each tier;
  *     {@code strata.l1.misses{tier=memory|nvme|below}}: lookups a tier could not serve (for
- *     {@code below}: failed fetches); {@code strata.l1.read.bytes{tier}}: bytes of blocks served.</li>
+ *     {@code below}: failed fetches); {@code strata.l1.read.bytes{tier}}: bytes served (whole blocks; a small read's NVMe hit counts the
+ *     sub-range it returned).</li>
  * <li>{@code strata.l1.cached.bytes{tier=memory|nvme}}, {@code strata.l1.cached.blocks{tier}},
  *     {@code strata.l1.pinned.bytes}: what is held now.</li>
  * <li>{@code strata.l1.evictions{tier, cause=size|expired|disk-floor|corrupt}};

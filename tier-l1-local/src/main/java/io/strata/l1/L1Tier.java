@@ -164,6 +164,10 @@ public final class L1Tier implements Tier {
         int b = blockSize(chunk);
         int first = (int) (offset / b);
         int last = (int) ((offset + length - 1) / b);
+        if (first == last && nvme != null && length <= b / 4) {
+            CompletableFuture<ByteBuf> small = smallRead(chunk, io, first, b, offset, length);
+            return overlay.isEmpty() ? small : small.thenApply(base -> overlay(base, overlay, offset, length));
+        }
         // blocks are fetched in parallel, but not past a cached block that ends the chunk
         List<CompletableFuture<ByteBuf>> issued = new ArrayList<>(last - first + 1);
         for (int i = first; i <= last; i++) {
@@ -258,19 +262,77 @@ public final class L1Tier implements Tier {
         }
     }
 
+    /**
+     * A read inside one block, of at most a quarter of it. A memory hit or a load already in
+     * flight serves it as any read; but an NVMe hit reads only the sub-blocks the range covers
+     * ({@link NvmeStore#readRange}) and does not promote the block to memory. Random small reads
+     * over a data set larger than memory (a dataloader's samples) would otherwise read and
+     * checksum a whole block per read (256 times the bytes of a 4 KiB read in a 1 MiB block) and
+     * churn the memory tier. A miss in both loads the whole block as usual. Returns an owned buffer.
+     */
+    private CompletableFuture<ByteBuf> smallRead(ChunkAddress chunk, IoOptions io, int index, int b, long offset, int length) {
+        BlockKey k = new BlockKey(chunk.id().inode().value(), io.dataVersion(), chunk.id().index(), index);
+        CacheHints h = io.cache();
+        ByteBuf m = memory.get(k);
+        CompletableFuture<ByteBuf> whole;
+        if (m != null) {
+            whole = memoryHit(k, h, m);
+        } else {
+            metrics.miss(L1Metrics.Tier.MEMORY);
+            boolean joining = inflight.containsKey(k);
+            NvmeStore.Entry e = joining ? null : nvme.lookup(k, h.pin(), ttlNanos(h));
+            if (e != null) {
+                int from = (int) (offset - (long) index * b);
+                return nvme.readRange(e, from, length).thenCompose(buf -> {
+                    if (buf != null) {
+                        metrics.hit(L1Metrics.Tier.NVME, buf.readableBytes());
+                        return CompletableFuture.completedFuture(buf);
+                    }
+                    // unusable (dropped and counted): the whole block from below
+                    return slice(shared(k, chunk, io, b, false), index, b, offset, length);
+                });
+            }
+            whole = shared(k, chunk, io, b, joining); // not joining: NVMe was just looked at
+        }
+        return slice(whole, index, b, offset, length);
+    }
+
+    /** The range [offset, offset+length) of a whole block (released here); an owned buffer. */
+    private static CompletableFuture<ByteBuf> slice(CompletableFuture<ByteBuf> block, int index, int b, long offset, int length) {
+        return block.thenApply(blk -> {
+            try {
+                return assemble(new ByteBuf[] {blk}, index, b, offset, length);
+            } finally {
+                blk.release();
+            }
+        });
+    }
+
+    private CompletableFuture<ByteBuf> memoryHit(BlockKey k, CacheHints h, ByteBuf m) {
+        metrics.hit(L1Metrics.Tier.MEMORY, m.readableBytes());
+        if (nvme != null) {
+            nvme.recordAccess(k, h.pin(), ttlNanos(h));
+        }
+        return CompletableFuture.completedFuture(m);
+    }
+
     /** One block, with a reference for the caller (owned). */
     private CompletableFuture<ByteBuf> block(ChunkAddress chunk, IoOptions io, int index, int b) {
         BlockKey k = new BlockKey(chunk.id().inode().value(), io.dataVersion(), chunk.id().index(), index);
         CacheHints h = io.cache();
         ByteBuf m = memory.get(k);
         if (m != null) {
-            metrics.hit(L1Metrics.Tier.MEMORY, m.readableBytes());
-            if (nvme != null) {
-                nvme.recordAccess(k, h.pin(), ttlNanos(h));
-            }
-            return CompletableFuture.completedFuture(m);
+            return memoryHit(k, h, m);
         }
         metrics.miss(L1Metrics.Tier.MEMORY);
+        return shared(k, chunk, io, b, true);
+    }
+
+    /**
+     * The block loaded once however many reads want it: joins a load in flight, else starts one
+     * (from NVMe when {@code lookNvme} and it is there, else from below). Owned.
+     */
+    private CompletableFuture<ByteBuf> shared(BlockKey k, ChunkAddress chunk, IoOptions io, int b, boolean lookNvme) {
         CompletableFuture<ByteBuf> mine = new CompletableFuture<>();
         CompletableFuture<ByteBuf> other = inflight.putIfAbsent(k, mine);
         if (other != null) {
@@ -280,24 +342,24 @@ public final class L1Tier implements Tier {
                     return CompletableFuture.completedFuture(buf.retain());
                 } catch (IllegalReferenceCountException released) {
                     inflight.remove(k, other);
-                    return block(chunk, io, index, b);
+                    return shared(k, chunk, io, b, lookNvme);
                 }
             });
         }
-        load(k, chunk, io, b, mine);
+        load(k, chunk, io, b, mine, lookNvme);
         return mine;
     }
 
     private record Fetched(ByteBuf data, L1Metrics.Tier tier) {
     }
 
-    private void load(BlockKey k, ChunkAddress chunk, IoOptions io, int b, CompletableFuture<ByteBuf> mine) {
+    private void load(BlockKey k, ChunkAddress chunk, IoOptions io, int b, CompletableFuture<ByteBuf> mine, boolean lookNvme) {
         CacheHints h = io.cache();
         long ttl = ttlNanos(h);
         Epochs.Stamp stamp = epochs.stamp(k.inode(), k.chunk());
         CompletableFuture<Fetched> src;
         try {
-            NvmeStore.Entry e = nvme == null ? null : nvme.lookup(k, h.pin(), ttl);
+            NvmeStore.Entry e = nvme == null || !lookNvme ? null : nvme.lookup(k, h.pin(), ttl);
             if (e != null) {
                 src = nvme.read(e).thenCompose(buf -> {
                     if (buf != null) {

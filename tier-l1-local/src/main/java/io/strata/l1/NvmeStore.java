@@ -1,6 +1,7 @@
 package io.strata.l1;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.util.internal.ThreadExecutorMap;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
@@ -87,8 +88,11 @@ final class NvmeStore implements AutoCloseable {
     /** Before a block file is read. */
     static final FaultPoint READ = FaultPoint.of("l1.nvme.read");
 
-    private static final int FORMAT = 1;
-    private static final int VALUE_BYTES = 4 + 4 + 1 + 8;
+    /** 2: the index value also holds the CRC32C of each sub-block (1 had the whole block's only). */
+    private static final int FORMAT = 2;
+    /** Most sub-blocks per block: a block's CRC32C is also kept per sub-block so that a small read checks only what it reads. */
+    static final int MAX_SUBS = 16;
+    private static final int VALUE_BYTES = 4 + 4 + 1 + 8 + 1 + 4 * MAX_SUBS;
     private static final int BATCH = 64;
 
     private static final int PROBATION = 0;
@@ -100,15 +104,18 @@ final class NvmeStore implements AutoCloseable {
         final BlockKey key;
         final int length;
         final int crc;
+        /** CRC32C of each sub-block ({@link NvmeStore#subBlock} bytes; the last one may be shorter). */
+        final int[] subCrcs;
         boolean pinned;
         long ttlNanos;
         long lastAccess;
         int segment;
 
-        Entry(BlockKey key, int length, int crc, boolean pinned, long ttlNanos, long lastAccess) {
+        Entry(BlockKey key, int length, int crc, int[] subCrcs, boolean pinned, long ttlNanos, long lastAccess) {
             this.key = key;
             this.length = length;
             this.crc = crc;
+            this.subCrcs = subCrcs;
             this.pinned = pinned;
             this.ttlNanos = ttlNanos;
             this.lastAccess = lastAccess;
@@ -203,10 +210,11 @@ final class NvmeStore implements AutoCloseable {
             this.env = e;
             this.blocks = env.openDbi("blocks", DbiFlags.MDB_CREATE);
             this.meta = env.openDbi("meta", DbiFlags.MDB_CREATE);
+            load();
+            // after load(): a cache of another block size or format is wiped there, shard directories included
             for (int i = 0; i < 256; i++) {
                 Files.createDirectories(blocksDir.resolve(String.format("%02x", i)));
             }
-            load();
         } catch (IOException | RuntimeException e) {
             release();
             if (e instanceof StrataException se) {
@@ -264,6 +272,7 @@ final class NvmeStore implements AutoCloseable {
         }
         env.sync(true);
         long now = ctx.clock().nanoTime();
+        List<BlockKey> stale = new ArrayList<>();
         try (Txn<ByteBuffer> txn = env.txnRead(); CursorIterable<ByteBuffer> it = blocks.iterate(txn)) {
             for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
                 BlockKey k = BlockKey.decode(kv.key());
@@ -272,8 +281,30 @@ final class NvmeStore implements AutoCloseable {
                 int crc = v.getInt(4);
                 boolean pin = v.get(8) != 0;
                 long ttlMillis = v.getLong(9);
-                add(new Entry(k, len, crc, pin, ttlMillis * 1_000_000L, now));
+                int n = v.get(17) & 0xFF;
+                if (n != subCount(len) || v.remaining() < 18 + 4 * n) {
+                    stale.add(k); // written by a build that cut sub-blocks differently: not trusted
+                    continue;
+                }
+                int[] subs = new int[n];
+                for (int i = 0; i < n; i++) {
+                    subs[i] = v.getInt(18 + 4 * i);
+                }
+                add(new Entry(k, len, crc, subs, pin, ttlMillis * 1_000_000L, now));
             }
+        }
+        if (!stale.isEmpty()) {
+            try (Txn<ByteBuffer> txn = env.txnWrite()) {
+                for (BlockKey k : stale) {
+                    k.encode(wkey);
+                    blocks.delete(txn, wkey);
+                }
+                txn.commit();
+            }
+            for (BlockKey k : stale) {
+                Files.deleteIfExists(path(k));
+            }
+            LOG.info("L1: dropped {} NVMe blocks indexed without usable sub-block checksums", stale.size());
         }
         LOG.info("{}: L1 NVMe cache open at {}: {} blocks, {} bytes", ctx.name(), config.dir(), all.size(), usedBytes);
     }
@@ -479,6 +510,87 @@ final class NvmeStore implements AutoCloseable {
         return CompletableFuture.supplyAsync(task, readExecutor);
     }
 
+    /**
+     * Reads [{@code from}, {@code from + length}) of an entry's block (cut at the block's end):
+     * only the sub-blocks that cover it, each checked against its CRC32C, so a 4 KiB read of a
+     * 1 MiB block reads and checks 64 KiB, not the block. Same threads and outcomes as
+     * {@link #read(Entry)}: an owned buffer, or null when the block is unusable (dropped, counted).
+     */
+    CompletableFuture<ByteBuf> readRange(Entry e, int from, int length) {
+        java.util.function.Supplier<ByteBuf> task = () -> {
+            int end = Math.min(e.length, from + length);
+            if (end <= from) {
+                return Unpooled.EMPTY_BUFFER;
+            }
+            int sub = subBlock(blockSize);
+            int s0 = from / sub;
+            int s1 = (end - 1) / sub;
+            long start = (long) s0 * sub;
+            int n = (int) (Math.min(e.length, (long) (s1 + 1) * sub) - start);
+            try {
+                ctx.faults().fire(READ);
+                try (FileChannel ch = FileChannel.open(path(e.key), StandardOpenOption.READ)) {
+                    if (ch.size() != e.length) {
+                        return unusable(e, "short");
+                    }
+                    ByteBuf buf = BlockBuf.allocate(n);
+                    try {
+                        while (buf.writerIndex() < n) {
+                            int r = buf.writeBytes(ch, start + buf.writerIndex(), n - buf.writerIndex());
+                            if (r < 0) {
+                                buf.release();
+                                return unusable(e, "short");
+                            }
+                        }
+                        for (int i = s0; i <= s1; i++) {
+                            int at = (i - s0) * sub;
+                            if (crc(buf.slice(at, Math.min(sub, n - at))) != e.subCrcs[i]) {
+                                buf.release();
+                                return unusable(e, "crc");
+                            }
+                        }
+                        ByteBuf out = buf.retainedSlice((int) (from - start), end - from);
+                        buf.release();
+                        return out;
+                    } catch (IOException | RuntimeException ex) {
+                        buf.release();
+                        throw ex;
+                    }
+                }
+            } catch (NoSuchFileException ex) {
+                return unusable(e, "missing");
+            } catch (IOException | RuntimeException ex) {
+                LOG.warn("L1: reading cached block {} failed: {}", e.key, ex.toString());
+                return unusable(e, "io");
+            }
+        };
+        if (config.readOnCaller() && ThreadExecutorMap.currentExecutor() == null) {
+            return CompletableFuture.completedFuture(task.get());
+        }
+        return CompletableFuture.supplyAsync(task, readExecutor);
+    }
+
+    /** Sub-block size for a block size: a sixteenth of the block, at least 4 KiB. */
+    static int subBlock(int blockSize) {
+        return Math.max(4096, (blockSize + MAX_SUBS - 1) / MAX_SUBS);
+    }
+
+    private int subCount(int length) {
+        int sub = subBlock(blockSize);
+        return (length + sub - 1) / sub;
+    }
+
+    private int[] subCrcs(ByteBuf data) {
+        int sub = subBlock(blockSize);
+        int len = data.readableBytes();
+        int[] out = new int[subCount(len)];
+        for (int i = 0; i < out.length; i++) {
+            int at = i * sub;
+            out[i] = crc(data.slice(data.readerIndex() + at, Math.min(sub, len - at)));
+        }
+        return out;
+    }
+
     private ByteBuf unusable(Entry e, String kind) {
         boolean mine;
         synchronized (this) {
@@ -568,6 +680,7 @@ final class NvmeStore implements AutoCloseable {
         Path tmp = fin.resolveSibling(fin.getFileName() + ".tmp");
         boolean renamed = false;
         try {
+            int[] subs = subCrcs(o.data());
             int crc = crc(o.data());
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                     StandardOpenOption.WRITE)) {
@@ -581,7 +694,7 @@ final class NvmeStore implements AutoCloseable {
                     ch.force(false);
                 }
             }
-            Entry e = new Entry(o.key(), len, crc, o.pinned(), o.ttlNanos(), ctx.clock().nanoTime());
+            Entry e = new Entry(o.key(), len, crc, subs, o.pinned(), o.ttlNanos(), ctx.clock().nanoTime());
             boolean[] added = new boolean[1];
             epochs.ifCurrent(o.stamp(), () -> {
                 try {
@@ -646,6 +759,10 @@ final class NvmeStore implements AutoCloseable {
         e.key.encode(wkey);
         wval.clear();
         wval.putInt(e.length).putInt(e.crc).put((byte) (e.pinned ? 1 : 0)).putLong(e.ttlNanos / 1_000_000L);
+        wval.put((byte) e.subCrcs.length);
+        for (int c : e.subCrcs) {
+            wval.putInt(c);
+        }
         wval.flip();
         blocks.put(txn, wkey, wval);
     }

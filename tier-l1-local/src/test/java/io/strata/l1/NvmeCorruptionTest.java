@@ -111,6 +111,52 @@ class NvmeCorruptionTest {
         }
     }
 
+    /**
+     * A small read of an NVMe block reads and checks only the sub-blocks it covers (4 KiB of a
+     * 16 KiB block here): damage elsewhere in the block does not touch it, and damage inside its
+     * range is caught, counted and read from below.
+     */
+    @Test
+    void smallReadsCheckOnlyTheSubBlocksTheyRead() throws Exception {
+        fill();
+        int sub = NvmeStore.subBlock(BLOCK);
+        assertThat(sub).isEqualTo(4096);
+        int base = 3 * BLOCK;
+        try (L1Tier l1 = l1()) {
+            try (FileChannel ch = FileChannel.open(blockFile(l1, 3), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                ByteBuffer b = ByteBuffer.allocate(1);
+                ch.read(b, 100); // in the first sub-block
+                b.put(0, (byte) ~b.get(0)).position(0);
+                ch.write(b, 100);
+            }
+            int before = below.reads.get();
+            assertThat(read(l1, c, base + sub + 10, 3000, io(1))).isEqualTo(java.util.Arrays.copyOfRange(data, base + sub + 10, base + sub + 3010));
+            assertThat(read(l1, c, base + 2 * sub - 500, 1000, io(1))) // across two clean sub-blocks
+                    .isEqualTo(java.util.Arrays.copyOfRange(data, base + 2 * sub - 500, base + 2 * sub + 500));
+            assertThat(below.reads.get()).as("served from NVMe").isEqualTo(before);
+            assertThat(l1.stats().corruptions()).isZero();
+            assertThat(l1.stats().nvmeHits()).isEqualTo(2);
+            assertThat(l1.stats().memoryBlocks()).as("small NVMe reads do not promote the block to memory").isZero();
+            assertThat(read(l1, c, base + 50, 100, io(1))).isEqualTo(java.util.Arrays.copyOfRange(data, base + 50, base + 150));
+            assertThat(l1.metrics().count("strata.l1.corruptions", "kind", "crc")).isEqualTo(1);
+            assertThat(below.reads.get() - before).as("the damaged block fetched from below").isEqualTo(1);
+        }
+    }
+
+    /** A cache written with another block size is emptied at open, and caches blocks again (its shard directories were wiped with it). */
+    @Test
+    void aCacheOfAnotherBlockSizeIsEmptiedAndCachesAgain() {
+        fill();
+        L1Config c2 = Fixture.config("c", DataSize.ofKiB(33), DataSize.ofBytes(2 * BLOCK), dir.resolve("nvme"), DataSize.ofMiB(4));
+        try (L1Tier l1 = new L1Tier(ctx, c2, below)) {
+            assertThat(l1.nvme().blockCount()).isZero();
+            assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+            Futures.join(l1.nvme().barrier());
+            assertThat(l1.nvme().blockCount()).isEqualTo(CHUNK / (2 * BLOCK));
+            assertThat(l1.metrics().count("strata.l1.nvme.refused", "reason", "write-error")).isZero();
+        }
+    }
+
     @Test
     void readErrorsAndFailedBlockWritesNeverFailTheRead() {
         fill();
