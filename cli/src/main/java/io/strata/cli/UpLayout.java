@@ -114,7 +114,55 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         Files.move(tmp, data.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    private static List<Integer> freePorts(int n) throws IOException {
+    /** Lowest port picked for a new cluster (below it: well-known and registered services). */
+    static final int PORT_FLOOR = 20000;
+
+    /**
+     * {@code n} distinct free ports for a new cluster, below the kernel's ephemeral range
+     * ({@code /proc/sys/net/ipv4/ip_local_port_range}). They are recorded and reused by every
+     * restart, and an ephemeral port would be free game for any outgoing connection on the
+     * machine while the cluster is down: a restart then failed with "Address already in use"
+     * (seen in CI). When no such range is known or it leaves no room, any free port is taken.
+     */
+    static List<Integer> freePorts(int n) throws IOException {
+        int top = ephemeralLow().orElse(0);
+        if (top - PORT_FLOOR < 64 * n) {
+            return anyFreePorts(n);
+        }
+        java.util.Random rnd = new java.util.Random();
+        List<Integer> out = new ArrayList<>();
+        for (int tries = 0; out.size() < n && tries < 1000; tries++) {
+            int port = PORT_FLOOR + rnd.nextInt(top - PORT_FLOOR);
+            if (!out.contains(port) && bindable(port)) {
+                out.add(port);
+            }
+        }
+        if (out.size() < n) {
+            return anyFreePorts(n);
+        }
+        return out;
+    }
+
+    /** The first port of the kernel's ephemeral range, when it can be read. */
+    static java.util.OptionalInt ephemeralLow() {
+        try {
+            String[] r = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+            return java.util.OptionalInt.of(Integer.parseInt(r[0]));
+        } catch (IOException | RuntimeException e) {
+            return java.util.OptionalInt.empty();
+        }
+    }
+
+    private static boolean bindable(int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByName(HOST), port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static List<Integer> anyFreePorts(int n) throws IOException {
         List<ServerSocket> held = new ArrayList<>();
         try {
             List<Integer> out = new ArrayList<>();
