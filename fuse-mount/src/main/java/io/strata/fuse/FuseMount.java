@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * {@code strict} 0 s / 0 s, {@code close-to-open} 0 s attributes (a stat or an open sees sizes
  * published by other clients' closes at once) / 1 s entries (names are resolved again by path on
  * every open anyway), {@code immutable} 60 s / 60 s. {@code [mount] attr-timeout} and
- * {@code entry-timeout} override them.
+ * {@code entry-timeout} override them. With a zero attribute timeout and a non-zero entry
+ * timeout the daemon itself answers a directory's attributes for the entry timeout (the
+ * kernel asks for every directory on a path at each path walk); files' never.</p>
  */
 public final class FuseMount implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FuseMount.class);
@@ -111,7 +113,7 @@ public final class FuseMount implements AutoCloseable {
             case CLOSE_TO_OPEN -> Duration.ofSeconds(1);
             case IMMUTABLE -> Duration.ofSeconds(60);
         });
-        FuseMount m = new FuseMount(new StrataFuse(fs, opts.root(), meters), dir, attr, entry, opts);
+        FuseMount m = new FuseMount(new StrataFuse(fs, opts.root(), meters, attr.isZero() ? entry : Duration.ZERO), dir, attr, entry, opts);
         m.loop.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!isMounted(dir)) {

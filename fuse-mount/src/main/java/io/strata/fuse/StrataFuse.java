@@ -1,5 +1,7 @@
 package io.strata.fuse;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
@@ -104,11 +106,26 @@ final class StrataFuse extends FuseStubFS {
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     private final boolean fileInfoLayoutKnown;
     private final CacheXattrs cache;
+    /**
+     * Directory attributes by FUSE path, answered without a round trip for the entry timeout
+     * (null when it is 0, or when the kernel caches attributes itself). With the attribute
+     * timeout at 0 (close-to-open) the kernel asks for the attributes of every directory on a
+     * path at each path walk ({@code default_permissions} checks them): fio's delete phase made
+     * 20 getattrs per deleted file. File attributes are never kept here: under close-to-open a
+     * stat after another client's close must see its size. As with NFS's directory attribute
+     * cache and MooseFS's, a directory another client changed shows its new mode, owner, times
+     * (or that it is gone) up to that timeout later; this mount's own changes drop the entries
+     * they touch at once. Keyed by path alone: the kernel checks search permission on every
+     * parent before it asks for a path's attributes.
+     */
+    private final Cache<String, FileStatus> dirAttrs;
 
-    StrataFuse(StrataFileSystem fs, String root, MeterRegistry meters) {
+    StrataFuse(StrataFileSystem fs, String root, MeterRegistry meters, Duration dirAttrTtl) {
         this.fs = fs;
         this.root = root.equals("/") ? "" : (root.endsWith("/") ? root.substring(0, root.length() - 1) : root);
         this.metaBound = fs.config().metaTimeout().plusSeconds(1);
+        this.dirAttrs = dirAttrTtl.isZero() ? null
+                : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).build();
         this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
         this.meters = meters;
         setOperationFlags();
@@ -252,9 +269,45 @@ final class StrataFuse extends FuseStubFS {
     @Override
     public int getattr(String path, FileStat stat) {
         return call("getattr", () -> {
-            fill(stat, join(who().lstatAsync(p(path)), metaBound));
+            FileStatus st = dirAttrs == null ? null : dirAttrs.getIfPresent(path);
+            if (st == null) {
+                st = join(who().lstatAsync(p(path)), metaBound);
+                if (dirAttrs != null && st.type() == InodeType.DIRECTORY) {
+                    dirAttrs.put(path, st);
+                }
+            }
+            fill(stat, st);
             return 0;
         });
+    }
+
+    /** {@link #call}, then forgets the cached attributes {@code path}'s change touched (every directory for a null path: a rename). */
+    private int mutation(String op, String path, Callable<Integer> body) {
+        try {
+            return call(op, body);
+        } finally {
+            if (path == null) {
+                changedTree();
+            } else {
+                changed(path);
+            }
+        }
+    }
+
+    /** This mount changed {@code path} (and so its parent directory's times or link count). */
+    private void changed(String path) {
+        if (dirAttrs != null && path != null) {
+            dirAttrs.invalidate(path);
+            int slash = path.lastIndexOf('/');
+            dirAttrs.invalidate(slash <= 0 ? "/" : path.substring(0, slash));
+        }
+    }
+
+    /** A change that moves or may move paths below {@code path} (rename): forget every directory. */
+    private void changedTree() {
+        if (dirAttrs != null) {
+            dirAttrs.invalidateAll();
+        }
     }
 
     @Override
@@ -276,7 +329,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int chmod(String path, @mode_t long mode) {
-        return call("chmod", () -> {
+        return mutation("chmod", path, () -> {
             join(who().setAttrAsync(p(path), SetAttr.mode((int) (mode & 07777))), metaBound);
             return 0;
         });
@@ -284,7 +337,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int chown(String path, long uid, long gid) {
-        return call("chown", () -> {
+        return mutation("chown", path, () -> {
             Integer u = uid == -1 || uid == 0xFFFFFFFFL ? null : (int) uid;
             Integer g = gid == -1 || gid == 0xFFFFFFFFL ? null : (int) gid;
             join(who().setAttrAsync(p(path), SetAttr.owner(u, g)), metaBound);
@@ -294,7 +347,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int utimens(String path, Timespec[] timespec) {
-        return call("utimens", () -> {
+        return mutation("utimens", path, () -> {
             Long a = nanos(timespec[0]);
             Long m = nanos(timespec[1]);
             if (a != null || m != null) {
@@ -356,7 +409,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int mkdir(String path, @mode_t long mode) {
-        return call("mkdir", () -> {
+        return mutation("mkdir", path, () -> {
             join(who().mkdirAsync(p(path), (int) (mode & 07777)), metaBound);
             return 0;
         });
@@ -364,7 +417,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int rmdir(String path) {
-        return call("rmdir", () -> {
+        return mutation("rmdir", path, () -> {
             join(who().rmdirAsync(p(path)), metaBound);
             return 0;
         });
@@ -372,7 +425,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int unlink(String path) {
-        return call("unlink", () -> {
+        return mutation("unlink", path, () -> {
             join(who().unlinkAsync(p(path)), metaBound);
             return 0;
         });
@@ -380,7 +433,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int rename(String oldpath, String newpath) {
-        return call("rename", () -> {
+        return mutation("rename", null, () -> {
             join(who().renameAsync(p(oldpath), p(newpath)), metaBound);
             return 0;
         });
@@ -388,7 +441,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int symlink(String oldpath, String newpath) {
-        return call("symlink", () -> {
+        return mutation("symlink", newpath, () -> {
             join(who().symlinkAsync(oldpath, p(newpath)), metaBound);
             return 0;
         });
@@ -396,7 +449,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int link(String oldpath, String newpath) {
-        return call("link", () -> {
+        return mutation("link", newpath, () -> {
             join(who().linkAsync(p(oldpath), p(newpath)), metaBound);
             return 0;
         });
@@ -415,7 +468,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int mknod(String path, @mode_t long mode, long rdev) {
-        return call("mknod", () -> {
+        return mutation("mknod", path, () -> {
             if ((mode & S_IFMT) != S_IFREG && (mode & S_IFMT) != 0) {
                 return -Status.Errno.EPERM; // devices, fifos and sockets are not stored
             }
@@ -475,7 +528,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int create(String path, @mode_t long mode, FuseFileInfo fi) {
-        return call("create", () -> {
+        return mutation("create", path, () -> {
             int flags = fi.flags.get();
             Set<OpenFlag> of = EnumSet.of(OpenFlag.CREATE, OpenFlag.WRITE);
             if ((flags & O_ACCMODE) != O_WRONLY) {
@@ -626,7 +679,7 @@ final class StrataFuse extends FuseStubFS {
         if (unsupportedNamespace(name)) {
             return -Status.Errno.ENOTSUP;
         }
-        return call("setxattr", () -> {
+        return mutation("setxattr", path, () -> {
             byte[] v = new byte[(int) size];
             value.get(0, v, 0, v.length);
             StrataFileSystem w = who();
@@ -672,7 +725,7 @@ final class StrataFuse extends FuseStubFS {
         if (unsupportedNamespace(name)) {
             return -Status.Errno.ENODATA;
         }
-        return call("removexattr", () -> {
+        return mutation("removexattr", path, () -> {
             StrataFileSystem w = who();
             if (CacheXattrs.handles(name)) {
                 return -Status.Errno.EPERM;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.strata.client.FileStatus;
+import io.strata.client.OpenFlag;
+import io.strata.client.StrataFile;
 import io.strata.client.StrataFileSystem;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -21,6 +23,7 @@ import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import io.strata.testing.Eventually;
 import java.util.stream.Stream;
@@ -267,6 +270,39 @@ class FuseToolsIT {
         Files.setLastModifiedTime(f, FileTime.from(1_600_000_000L, TimeUnit.SECONDS));
         assertThat(Files.getLastModifiedTime(f).to(TimeUnit.SECONDS)).isEqualTo(1_600_000_000L);
         assertThat(Sh.run(mnt, "df", "-h", mnt.toString()).ok().out()).contains("strata");
+    }
+
+    /**
+     * Directory attributes are kept for the entry timeout (1 s under close-to-open), file
+     * attributes never: this mount's own changes show at once, another client's change to a
+     * directory within the timeout, and its change to a file's size at once.
+     */
+    @Test
+    void directoryAttributesAreKeptBrieflyFileAttributesNever() throws Exception {
+        Path d = Files.createDirectories(mnt.resolve("dattr"));
+        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwx------"));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(d))).isEqualTo("rwx------");
+        Files.createDirectory(d.resolve("sub"));
+        assertThat(Files.isDirectory(d.resolve("sub"))).isTrue();
+        Files.delete(d.resolve("sub"));
+        assertThat(Files.exists(d.resolve("sub"))).isFalse();
+        try (StrataFileSystem other = c.client("other-attrs")) {
+            other.chmod("/dattr", 0750);
+            long t0 = System.nanoTime();
+            while (!PosixFilePermissions.toString(Files.getPosixFilePermissions(d)).equals("rwxr-x---")) {
+                assertThat(System.nanoTime() - t0).as("another client's chmod of a directory seen within the timeout")
+                        .isLessThan(TimeUnit.SECONDS.toNanos(3));
+                Thread.sleep(50);
+            }
+            Files.writeString(d.resolve("f"), "12345");
+            assertThat(Files.size(d.resolve("f"))).isEqualTo(5);
+            try (StrataFile w = other.open("/dattr/f", Set.of(OpenFlag.WRITE), 0644)) {
+                w.write(5, new byte[] {6, 7, 8, 9, 10}, 0, 5);
+            }
+            assertThat(Files.size(d.resolve("f"))).as("another client's close is seen by the next stat").isEqualTo(10);
+            other.mkdir("/dattr/made-elsewhere", 0755);
+            assertThat(Files.isDirectory(d.resolve("made-elsewhere"))).as("a new name is looked up, not cached").isTrue();
+        }
     }
 
     @Test
