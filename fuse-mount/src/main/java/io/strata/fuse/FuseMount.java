@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * every open anyway), {@code immutable} 60 s / 60 s. {@code [mount] attr-timeout} and
  * {@code entry-timeout} override them. With a zero attribute timeout and a non-zero entry
  * timeout the daemon itself answers a directory's attributes for the entry timeout (the
- * kernel asks for every directory on a path at each path walk); files' never.</p>
+ * kernel asks for every directory on a path at each path walk); files' never.
  */
 public final class FuseMount implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FuseMount.class);

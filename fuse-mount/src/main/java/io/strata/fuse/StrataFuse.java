@@ -119,6 +119,8 @@ final class StrataFuse extends FuseStubFS {
      * parent before it asks for a path's attributes.
      */
     private final Cache<String, FileStatus> dirAttrs;
+    /** Moves at each change this mount makes: attributes fetched across one are not kept. */
+    private final AtomicLong changes = new AtomicLong();
 
     StrataFuse(StrataFileSystem fs, String root, MeterRegistry meters, Duration dirAttrTtl) {
         this.fs = fs;
@@ -271,9 +273,13 @@ final class StrataFuse extends FuseStubFS {
         return call("getattr", () -> {
             FileStatus st = dirAttrs == null ? null : dirAttrs.getIfPresent(path);
             if (st == null) {
+                long before = changes.get();
                 st = join(who().lstatAsync(p(path)), metaBound);
                 if (dirAttrs != null && st.type() == InodeType.DIRECTORY) {
                     dirAttrs.put(path, st);
+                    if (changes.get() != before) {
+                        dirAttrs.invalidate(path); // a change of this mount may have crossed the fetch
+                    }
                 }
             }
             fill(stat, st);
@@ -297,15 +303,17 @@ final class StrataFuse extends FuseStubFS {
     /** This mount changed {@code path} (and so its parent directory's times or link count). */
     private void changed(String path) {
         if (dirAttrs != null && path != null) {
+            changes.incrementAndGet();
             dirAttrs.invalidate(path);
             int slash = path.lastIndexOf('/');
             dirAttrs.invalidate(slash <= 0 ? "/" : path.substring(0, slash));
         }
     }
 
-    /** A change that moves or may move paths below {@code path} (rename): forget every directory. */
+    /** A change that may move whole subtrees (a rename): forget every directory. */
     private void changedTree() {
         if (dirAttrs != null) {
+            changes.incrementAndGet();
             dirAttrs.invalidateAll();
         }
     }
