@@ -46,6 +46,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     /** False until connected; calls made meanwhile wait in {@link #waiting}. */
     private boolean connected;
     private volatile boolean closed;
+    /** Why connecting failed, when it did: what later calls on this connection fail with too. */
+    private volatile StrataException connectFailure;
     private String closeReason = "connection closed";
     private boolean closingByThisClient;
 
@@ -121,6 +123,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     /** Called on the event loop when connecting failed: every waiting call fails. */
     void connectFailed(StrataException e) {
+        connectFailure = e;
         closed = true;
         Call c;
         while ((c = waiting.poll()) != null) {
@@ -153,7 +156,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     private void submit(Call c) {
         if (closed) {
-            c.fail(lost(0));
+            // a call that reaches the loop after the connect failed: that failure, not "lost"
+            StrataException why = connectFailure;
+            c.fail(why != null ? why : lost(0));
             return;
         }
         c.timer = loop.schedule(() -> timeout(c), c.timeoutNanos, TimeUnit.NANOSECONDS);
