@@ -277,15 +277,15 @@ final class NvmeStore implements AutoCloseable {
             for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
                 BlockKey k = BlockKey.decode(kv.key());
                 ByteBuffer v = kv.val();
-                int len = v.getInt(0);
+                int len = v.remaining() >= 18 ? v.getInt(0) : -1;
+                int n = len >= 0 ? v.get(17) & 0xFF : -1;
+                if (len < 0 || n != subCount(len) || v.remaining() < 18 + 4 * n) {
+                    stale.add(k); // a damaged value, or sub-blocks cut differently: not trusted, dropped
+                    continue;
+                }
                 int crc = v.getInt(4);
                 boolean pin = v.get(8) != 0;
                 long ttlMillis = v.getLong(9);
-                int n = v.get(17) & 0xFF;
-                if (n != subCount(len) || v.remaining() < 18 + 4 * n) {
-                    stale.add(k); // written by a build that cut sub-blocks differently: not trusted
-                    continue;
-                }
                 int[] subs = new int[n];
                 for (int i = 0; i < n; i++) {
                     subs[i] = v.getInt(18 + 4 * i);

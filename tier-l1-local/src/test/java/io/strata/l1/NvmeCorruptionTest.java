@@ -157,6 +157,27 @@ class NvmeCorruptionTest {
         }
     }
 
+    /** An index value too short to hold its checksums (a damaged index) is dropped at open; the cache still opens. */
+    @Test
+    void aDamagedIndexValueIsDroppedAtOpen() {
+        fill();
+        try (org.lmdbjava.Env<ByteBuffer> env = org.lmdbjava.Env.create().setMapSize(64L << 20).setMaxDbs(2)
+                .open(dir.resolve("nvme").resolve("index").toFile(), org.lmdbjava.EnvFlags.MDB_NOTLS)) {
+            var blocks = env.openDbi("blocks");
+            try (var txn = env.txnWrite()) {
+                ByteBuffer key = new BlockKey(21, 1, 0, 3).encode(ByteBuffer.allocateDirect(24));
+                blocks.put(txn, key, ByteBuffer.allocateDirect(5).put(new byte[] {1, 2, 3, 4, 5}).flip());
+                txn.commit();
+            }
+        }
+        try (L1Tier l1 = l1()) {
+            assertThat(l1.nvme().blockCount()).isEqualTo(CHUNK / BLOCK - 1);
+            int before = below.reads.get();
+            assertThat(read(l1, c, 0, CHUNK, io(1))).isEqualTo(data);
+            assertThat(below.reads.get() - before).as("only the dropped block from below").isEqualTo(1);
+        }
+    }
+
     @Test
     void readErrorsAndFailedBlockWritesNeverFailTheRead() {
         fill();
