@@ -469,45 +469,7 @@ final class NvmeStore implements AutoCloseable {
      * dropped and counted in {@code strata.l1.corruptions} (never returned).
      */
     CompletableFuture<ByteBuf> read(Entry e) {
-        java.util.function.Supplier<ByteBuf> task = () -> {
-            try {
-                ctx.faults().fire(READ);
-                try (FileChannel ch = FileChannel.open(path(e.key), StandardOpenOption.READ)) {
-                    if (ch.size() != e.length) {
-                        return unusable(e, "short");
-                    }
-                    ByteBuf buf = BlockBuf.allocate(e.length);
-                    try {
-                        long pos = 0;
-                        while (pos < e.length) {
-                            int n = buf.writeBytes(ch, pos, (int) (e.length - pos));
-                            if (n < 0) {
-                                buf.release();
-                                return unusable(e, "short");
-                            }
-                            pos += n;
-                        }
-                        if (crc(buf) != e.crc) {
-                            buf.release();
-                            return unusable(e, "crc");
-                        }
-                        return buf;
-                    } catch (IOException | RuntimeException ex) {
-                        buf.release();
-                        throw ex;
-                    }
-                }
-            } catch (NoSuchFileException ex) {
-                return unusable(e, "missing");
-            } catch (IOException | RuntimeException ex) {
-                LOG.warn("L1: reading cached block {} failed: {}", e.key, ex.toString());
-                return unusable(e, "io");
-            }
-        };
-        if (config.readOnCaller() && ThreadExecutorMap.currentExecutor() == null) {
-            return CompletableFuture.completedFuture(task.get());
-        }
-        return CompletableFuture.supplyAsync(task, readExecutor);
+        return onReadThread(() -> readChecked(e, 0, e.length, buf -> crc(buf) == e.crc));
     }
 
     /**
@@ -517,7 +479,7 @@ final class NvmeStore implements AutoCloseable {
      * {@link #read(Entry)}: an owned buffer, or null when the block is unusable (dropped, counted).
      */
     CompletableFuture<ByteBuf> readRange(Entry e, int from, int length) {
-        java.util.function.Supplier<ByteBuf> task = () -> {
+        return onReadThread(() -> {
             int end = Math.min(e.length, from + length);
             if (end <= from) {
                 return Unpooled.EMPTY_BUFFER;
@@ -527,47 +489,68 @@ final class NvmeStore implements AutoCloseable {
             int s1 = (end - 1) / sub;
             long start = (long) s0 * sub;
             int n = (int) (Math.min(e.length, (long) (s1 + 1) * sub) - start);
-            try {
-                ctx.faults().fire(READ);
-                try (FileChannel ch = FileChannel.open(path(e.key), StandardOpenOption.READ)) {
-                    if (ch.size() != e.length) {
-                        return unusable(e, "short");
-                    }
-                    ByteBuf buf = BlockBuf.allocate(n);
-                    try {
-                        while (buf.writerIndex() < n) {
-                            int r = buf.writeBytes(ch, start + buf.writerIndex(), n - buf.writerIndex());
-                            if (r < 0) {
-                                buf.release();
-                                return unusable(e, "short");
-                            }
-                        }
-                        for (int i = s0; i <= s1; i++) {
-                            int at = (i - s0) * sub;
-                            if (crc(buf.slice(at, Math.min(sub, n - at))) != e.subCrcs[i]) {
-                                buf.release();
-                                return unusable(e, "crc");
-                            }
-                        }
-                        ByteBuf out = buf.retainedSlice((int) (from - start), end - from);
-                        buf.release();
-                        return out;
-                    } catch (IOException | RuntimeException ex) {
-                        buf.release();
-                        throw ex;
+            ByteBuf buf = readChecked(e, start, n, b -> {
+                for (int i = s0; i <= s1; i++) {
+                    int at = (i - s0) * sub;
+                    if (crc(b.slice(at, Math.min(sub, n - at))) != e.subCrcs[i]) {
+                        return false;
                     }
                 }
-            } catch (NoSuchFileException ex) {
-                return unusable(e, "missing");
-            } catch (IOException | RuntimeException ex) {
-                LOG.warn("L1: reading cached block {} failed: {}", e.key, ex.toString());
-                return unusable(e, "io");
+                return true;
+            });
+            if (buf == null) {
+                return null;
             }
-        };
+            ByteBuf out = buf.retainedSlice((int) (from - start), end - from);
+            buf.release();
+            return out;
+        });
+    }
+
+    /** Runs a block read on the caller's thread ({@code read-on-caller}, not an event loop) or on the read executor. */
+    private CompletableFuture<ByteBuf> onReadThread(java.util.function.Supplier<ByteBuf> task) {
         if (config.readOnCaller() && ThreadExecutorMap.currentExecutor() == null) {
             return CompletableFuture.completedFuture(task.get());
         }
         return CompletableFuture.supplyAsync(task, readExecutor);
+    }
+
+    /**
+     * Reads {@code n} bytes at {@code start} of an entry's block file, after checking the file's
+     * length; {@code intact} checks the bytes read. An owned buffer, or null when the block is
+     * unusable (short, missing, damaged, unreadable: dropped and counted).
+     */
+    private ByteBuf readChecked(Entry e, long start, int n, java.util.function.Predicate<ByteBuf> intact) {
+        try {
+            ctx.faults().fire(READ);
+            try (FileChannel ch = FileChannel.open(path(e.key), StandardOpenOption.READ)) {
+                if (ch.size() != e.length) {
+                    return unusable(e, "short");
+                }
+                ByteBuf buf = BlockBuf.allocate(n);
+                try {
+                    while (buf.writerIndex() < n) {
+                        if (buf.writeBytes(ch, start + buf.writerIndex(), n - buf.writerIndex()) < 0) {
+                            buf.release();
+                            return unusable(e, "short");
+                        }
+                    }
+                    if (!intact.test(buf)) {
+                        buf.release();
+                        return unusable(e, "crc");
+                    }
+                    return buf;
+                } catch (IOException | RuntimeException ex) {
+                    buf.release();
+                    throw ex;
+                }
+            }
+        } catch (NoSuchFileException ex) {
+            return unusable(e, "missing");
+        } catch (IOException | RuntimeException ex) {
+            LOG.warn("L1: reading cached block {} failed: {}", e.key, ex.toString());
+            return unusable(e, "io");
+        }
     }
 
     /** Sub-block size for a block size: a sixteenth of the block, at least 4 KiB. */
