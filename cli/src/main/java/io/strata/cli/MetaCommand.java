@@ -1,6 +1,6 @@
 package io.strata.cli;
 
-import io.strata.client.L3ChunkReclaimer;
+import io.strata.client.TierChunkReclaimer;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeId;
 import io.strata.l3.StorageClient;
@@ -35,7 +35,7 @@ import picocli.CommandLine.Option;
  * serve one FoundationDB cluster.
  *
  * <p>The garbage collector frees deleted files' chunks on the storage nodes (an
- * {@link L3ChunkReclaimer} over a storage client routed by the manager, or by the static
+ * {@link TierChunkReclaimer} over a storage client routed by the manager, or by the static
  * {@code [routing]} table); with neither, deleted files stay queued until a service that has one
  * runs. With {@code --mgmtd} the service also registers with the manager (role {@code meta},
  * {@code --node-id}), so clients given only the manager's address find it.
@@ -85,7 +85,7 @@ final class MetaCommand implements Callable<Integer> {
             ChunkReclaimer reclaimer = null;
             if (routing != null) {
                 storage = new StorageClient(rt.ctx, routing, cfg.node().rpc(), StorageClientOptions.DEFAULTS);
-                reclaimer = new L3ChunkReclaimer(storage, Duration.ofMinutes(1));
+                reclaimer = new TierChunkReclaimer(storage, Duration.ofMinutes(1));
             }
             server = MetaServer.start(rt.ctx, cfg, tables, reclaimer);
         } catch (RuntimeException e) {

@@ -11,13 +11,11 @@ import io.strata.core.StrataException;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
+import io.strata.core.util.Futures;
 import io.strata.namespace.Layout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.LongFunction;
 
 /**
  * File byte ranges as chunk operations (DESIGN.md, "Data model"): byte {@code p} of a file is
@@ -151,72 +149,28 @@ final class ChunkIo {
 
     /**
      * Drops every byte at or past {@code size}: the chunk holding {@code size} is cut there and
-     * the chunks after it, up to {@code chunks} (how many the file may have), are removed, at most
-     * {@link #TRUNCATE_PARALLELISM} at a time.
+     * every chunk after it that exists ({@link Tier#chunksOfAsync}: the cost follows the chunks
+     * the file has, not its length) is removed, at most {@link #TRUNCATE_PARALLELISM} at a time.
      */
-    static CompletableFuture<Void> cut(Tier tier, InodeId inode, Layout layout, long size, long chunks, IoOptions io) {
+    static CompletableFuture<Void> cut(Tier tier, InodeId inode, Layout layout, long size, IoOptions io) {
         int cs = layout.chunkSize();
         long first = size / cs;
         int rest = (int) (size % cs);
-        CompletableFuture<Void> head = CompletableFuture.completedFuture(null);
-        long removeFrom = first;
-        if (rest > 0) {
-            if (first < chunks) {
+        return tier.chunksOfAsync(layout.chunks(inode), first, io).thenCompose(existing -> {
+            CompletableFuture<Void> head = CompletableFuture.completedFuture(null);
+            int from = 0;
+            if (rest > 0 && existing.length > 0 && existing[0] == first) {
                 head = tier.truncateAsync(address(inode, layout, first), rest, io);
+                from = 1;
             }
-            removeFrom = first + 1;
-        }
-        CompletableFuture<Void> tail = bounded(removeFrom, chunks, TRUNCATE_PARALLELISM,
-                i -> tier.removeAsync(address(inode, layout, i), io));
-        return CompletableFuture.allOf(head, tail);
+            CompletableFuture<Void> tail = removeEach(tier, inode, layout, existing, from, io);
+            return CompletableFuture.allOf(head, tail);
+        });
     }
 
-    /** Runs {@code task(i)} for i in [from, to) with at most {@code parallel} in flight; fails with the first error. */
-    static CompletableFuture<Void> bounded(long from, long to, int parallel, LongFunction<CompletableFuture<Void>> task) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        if (from >= to) {
-            done.complete(null);
-            return done;
-        }
-        AtomicReference<Long> next = new AtomicReference<>(from);
-        AtomicInteger running = new AtomicInteger();
-        AtomicReference<Throwable> error = new AtomicReference<>();
-        Runnable[] pump = new Runnable[1];
-        pump[0] = () -> {
-            while (true) {
-                long i;
-                synchronized (next) {
-                    if (error.get() != null || next.get() >= to || running.get() >= parallel) {
-                        if (running.get() == 0 && (error.get() != null || next.get() >= to) && !done.isDone()) {
-                            Throwable t = error.get();
-                            if (t == null) {
-                                done.complete(null);
-                            } else {
-                                done.completeExceptionally(t);
-                            }
-                        }
-                        return;
-                    }
-                    i = next.get();
-                    next.set(i + 1);
-                    running.incrementAndGet();
-                }
-                CompletableFuture<Void> f;
-                try {
-                    f = task.apply(i);
-                } catch (RuntimeException e) {
-                    f = CompletableFuture.failedFuture(e);
-                }
-                f.whenComplete((v, e) -> {
-                    if (e != null) {
-                        error.compareAndSet(null, StrataException.wrap(e));
-                    }
-                    running.decrementAndGet();
-                    pump[0].run();
-                });
-            }
-        };
-        pump[0].run();
-        return done;
+    /** Removes the chunks {@code indexes[from..]}, at most {@link #TRUNCATE_PARALLELISM} at a time. */
+    static CompletableFuture<Void> removeEach(Tier tier, InodeId inode, Layout layout, long[] indexes, int from, IoOptions io) {
+        return Futures.bounded(from, indexes.length, TRUNCATE_PARALLELISM,
+                i -> tier.removeAsync(address(inode, layout, indexes[(int) i]), io));
     }
 }

@@ -155,7 +155,7 @@ final class ClientCore implements AutoCloseable {
                 .thenCompose(v -> meta.getattrAsync(c, s.inode))
                 .thenCompose(a -> {
                     s.seen(a);
-                    return ChunkIo.cut(s.tier, s.inode, s.layout, Math.min(s.length(), size), s.chunksKnown(), s.io());
+                    return ChunkIo.cut(s.tier, s.inode, s.layout, Math.min(s.length(), size), s.io());
                 })
                 .thenCompose(v -> meta.setattrAsync(c, s.inode, SetAttr.size(size), null))
                 .thenApply(a -> {
@@ -180,8 +180,7 @@ final class ClientCore implements AutoCloseable {
         }
         FilePolicy policy = FilePolicy.of(a.policy());
         Tier tier = tiers.tierFor(policy);
-        long chunks = Math.max(a.chunkHighWater(), a.layout().chunksFor(a.length()));
-        return ChunkIo.cut(tier, a.id(), a.layout(), Math.min(a.length(), size), chunks, policy.io(a.dataVersion(), config.ioTimeout()))
+        return ChunkIo.cut(tier, a.id(), a.layout(), Math.min(a.length(), size), policy.io(a.dataVersion(), config.ioTimeout()))
                 .thenCompose(v -> meta.setattrAsync(c, a.id(), SetAttr.size(size), null));
     }
 

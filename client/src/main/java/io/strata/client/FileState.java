@@ -30,7 +30,6 @@ final class FileState {
     private final Set<StrataFile> handles = ConcurrentHashMap.newKeySet();
     private long metaLength;
     private long dataVersion;
-    private long highWater;
     private int refs;
 
     FileState(InodeAttrs a, FilePolicy policy, Tier tier, ClientCore core) {
@@ -49,7 +48,6 @@ final class FileState {
     synchronized void seen(InodeAttrs a) {
         metaLength = a.length();
         dataVersion = Math.max(dataVersion, a.dataVersion());
-        highWater = Math.max(highWater, a.chunkHighWater());
     }
 
     /** The published length raised by this client's unpublished writes. */
@@ -66,15 +64,6 @@ final class FileState {
 
     synchronized long dataVersion() {
         return dataVersion;
-    }
-
-    /** How many chunks the file may have: the namespace's high-water mark or what local writes reached. */
-    long chunksKnown() {
-        long hw;
-        synchronized (this) {
-            hw = highWater;
-        }
-        return Math.max(hw, layout.chunksFor(length()));
     }
 
     /** Options of every tier call for this file now. */

@@ -3,6 +3,7 @@ package io.strata.client;
 import io.netty.buffer.ByteBuf;
 import io.strata.core.InodeId;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
@@ -85,6 +86,11 @@ final class CountingTier implements Tier {
     @Override
     public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options) {
         return below.removeAsync(chunk, options);
+    }
+
+    @Override
+    public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions options) {
+        return below.chunksOfAsync(file, fromIndex, options);
     }
 
     @Override

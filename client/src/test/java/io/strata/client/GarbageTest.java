@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Deleted files' chunks are freed on every replica by the meta service's collector through
- * {@link L3ChunkReclaimer}, counted in the storage nodes' own chunk stores; an unlinked file
+ * {@link TierChunkReclaimer}, counted in the storage nodes' own chunk stores; an unlinked file
  * that is still open keeps its chunks until it is closed. (cli's GcIT does the same with the
  * real {@code strata meta} and storage node processes.)
  */
@@ -65,6 +65,38 @@ class GarbageTest {
             fs.truncate("/g/f2", 100);
             Eventually.await("chunk 1 of the truncated file removed on every replica", Duration.ofSeconds(20),
                     () -> liveChunks(c, files.get(1)) == 3);
+        }
+    }
+
+    /**
+     * pjdfstest's ftruncate/12.t: a file truncated to 999,999,999,999,999 bytes (953,674,317
+     * chunks of 1 MiB by length) and then unlinked. Truncate and the collector cost what the
+     * file holds (here two real chunks, one near the end), never one call per chunk index of its
+     * length: both finish in seconds, and the meta service answers requests all along.
+     */
+    @Test
+    void aPetabyteSparseFileIsTruncatedAndFreedByTheChunksItHas(@TempDir Path dir) {
+        try (TestCluster c = TestCluster.start(dir, 72)) {
+            StrataFileSystem fs = c.client("sparse");
+            long huge = 999_999_999_999_999L;
+            try (StrataFile f = fs.create("/sparse")) {
+                f.write(0, new byte[] {1, 2, 3}, 0, 3);
+                f.truncate(huge);
+                f.write(huge - 4096, new byte[4096], 0, 4096);
+            }
+            InodeId inode = fs.stat("/sparse").inode();
+            assertThat(fs.stat("/sparse").size()).isEqualTo(huge);
+            Eventually.await("both chunks committed on every replica", Duration.ofSeconds(20), () -> liveChunks(c, inode) == 6);
+            fs.truncate("/sparse", 1 << 20); // drops the chunk near the end, keeps chunk 0
+            Eventually.await("the far chunk removed on every replica", Duration.ofSeconds(20), () -> liveChunks(c, inode) == 3);
+            fs.truncate("/sparse", huge);
+            fs.delete("/sparse");
+            long t0 = System.nanoTime();
+            assertThat(c.collectGarbage()).isEqualTo(1);
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("one pass over a petabyte sparse file").isLessThan(Duration.ofSeconds(30));
+            Eventually.await("every chunk freed", Duration.ofSeconds(20), () -> liveChunks(c, inode) == 0);
+            fs.mkdirs("/after");
+            assertThat(fs.stat("/after").isDirectory()).isTrue();
         }
     }
 }

@@ -21,7 +21,7 @@ import java.util.function.UnaryOperator;
 
 /**
  * A local cluster for client tests: storage nodes and the meta service in this JVM (the meta
- * service's garbage collector frees chunks through an {@link L3ChunkReclaimer}), and clients
+ * service's garbage collector frees chunks through an {@link TierChunkReclaimer}), and clients
  * that share the cluster's routing source, so a test can change routing as a manager would.
  */
 final class TestCluster implements AutoCloseable {
@@ -49,7 +49,7 @@ final class TestCluster implements AutoCloseable {
         StaticRoutingSource routing = StaticRoutingSource.fromConfig(root.section("routing"));
         NodeContext ctx = TestNodes.context("meta", seed);
         StorageClient gc = new StorageClient(ctx, routing, cfg.node().rpc(), StorageClientOptions.DEFAULTS);
-        meta = MetaServer.start(ctx, cfg, null, new L3ChunkReclaimer(gc, Duration.ofSeconds(30)));
+        meta = MetaServer.start(ctx, cfg, null, new TierChunkReclaimer(gc, Duration.ofSeconds(30)));
         MetaServer m = meta;
         return new LocalCluster.Started(meta.address(), () -> {
             m.close();

@@ -1,7 +1,7 @@
 package io.strata.fuse;
 
 import io.strata.client.ClientConfig;
-import io.strata.client.L3ChunkReclaimer;
+import io.strata.client.TierChunkReclaimer;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
@@ -73,7 +73,7 @@ final class MountedCluster implements AutoCloseable {
         StaticRoutingSource routing = StaticRoutingSource.fromConfig(root.section("routing"));
         NodeContext ctx = TestNodes.context("meta", seed);
         StorageClient gc = new StorageClient(ctx, routing, cfg.node().rpc(), StorageClientOptions.DEFAULTS);
-        MetaServer meta = MetaServer.start(ctx, cfg, null, new L3ChunkReclaimer(gc, Duration.ofSeconds(30)));
+        MetaServer meta = MetaServer.start(ctx, cfg, null, new TierChunkReclaimer(gc, Duration.ofSeconds(30)));
         return new LocalCluster.Started(meta.address(), () -> {
             meta.close();
             gc.close();

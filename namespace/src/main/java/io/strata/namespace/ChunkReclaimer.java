@@ -4,21 +4,33 @@ import io.strata.core.InodeId;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Frees the data of a file the namespace deleted. The garbage collector calls it for every file
- * whose last name and last open session are gone; the client issue implements it over the tier
- * stack (remove the chunks from L3, and from L2/L1 where present). Tests use a directory of chunk
- * files they can count.
+ * The data tiers as the garbage collector sees them: list what a deleted file left, remove it
+ * chunk by chunk. The collector decides the pace (a rate limit, a bound on removals in flight);
+ * an implementation only talks to the tiers (the client's over the tier stack; tests use a
+ * directory of chunk files they can count).
  *
- * <p>Contract: remove every chunk of {@code inode}. {@code knownChunks} is how many chunks the
- * metadata knows of (the file's high-water mark: indexes 0..knownChunks-1 on
- * {@code layout.chainOf(i)}); an implementation must remove at least those and may scan for more
- * (a client that crashed mid-write can leave chunks past the recorded length). Removing a missing
- * chunk succeeds, so a repeated call is harmless: the collector calls again after any failure.
+ * <p>Contract: {@link #chunksAsync} lists every chunk of {@code inode} that exists, whatever the
+ * file's recorded length was (a client that crashed mid-write can leave chunks past it), at a
+ * cost that follows the chunks that exist, never the file's length. Removing a missing chunk
+ * succeeds, so a repeated pass after a failure is harmless.
  */
-@FunctionalInterface
 public interface ChunkReclaimer {
-    CompletableFuture<Void> reclaimAsync(InodeId inode, Layout layout, long knownChunks);
+    /** The indexes of the chunks of {@code inode} (laid out by {@code layout}) that exist, ascending. */
+    CompletableFuture<long[]> chunksAsync(InodeId inode, Layout layout);
+
+    /** Removes chunk {@code index} of {@code inode}. */
+    CompletableFuture<Void> removeAsync(InodeId inode, Layout layout, long index);
 
     /** Frees nothing (a namespace without data tiers, e.g. a metadata benchmark). */
-    ChunkReclaimer NONE = (inode, layout, n) -> CompletableFuture.completedFuture(null);
+    ChunkReclaimer NONE = new ChunkReclaimer() {
+        @Override
+        public CompletableFuture<long[]> chunksAsync(InodeId inode, Layout layout) {
+            return CompletableFuture.completedFuture(new long[0]);
+        }
+
+        @Override
+        public CompletableFuture<Void> removeAsync(InodeId inode, Layout layout, long index) {
+            return CompletableFuture.completedFuture(null);
+        }
+    };
 }

@@ -3,50 +3,79 @@ package io.strata.namespace;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.core.StrataException;
+import io.strata.core.time.StrataClock;
 import io.strata.core.util.Futures;
+import io.strata.core.util.RateLimiter;
 import io.strata.namespace.kv.Bytes;
 import io.strata.namespace.kv.KeyValue;
 import io.strata.namespace.kv.Transactor;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Frees what deleted files leave behind. Each pass: for every entry of the GC queue older than
- * {@code delay}, asks the {@link ChunkReclaimer} to remove the file's chunks and, once it has,
- * removes the entry in its own transaction (a crash in between only repeats a harmless reclaim).
- * It also drops idempotency records older than {@code idempotencyTtl}. Without a reclaimer (a
- * meta service not wired to any data tier) queue entries are kept for a collector that has one. Any meta instance may
- * run it; two instances collecting the same entry both reclaim (idempotent) and one clear wins.
+ * Frees what deleted files leave behind, as background work that never competes with requests
+ * for their threads.
  *
- * <p>Metrics: {@code strata.meta.gc.files{result=reclaimed|failed}}.
+ * <p>Each pass runs on the collector's own thread (one thread, one pass at a time). It reads the GC queue in batches of {@link #BATCH}; for each entry older than
+ * {@code delay} it asks the {@link ChunkReclaimer} which chunks the file has (a cost that
+ * follows the chunks that exist: a 1 PB sparse file with three chunks costs three removals,
+ * not 10^9), removes them with at most {@link #REMOVALS_IN_FLIGHT} in flight and at most
+ * {@code chunksPerSecond} started per second, and {@link #FILES_IN_FLIGHT} files at once. Once
+ * a batch's files are freed their queue entries are cleared in one transaction (a crash in
+ * between only repeats a harmless reclaim). It also drops idempotency records older than
+ * {@code idempotencyTtl}. Without a reclaimer (a meta service not wired to any data tier) queue
+ * entries are kept for a collector that has one. Any meta instance may run it; two instances
+ * collecting the same entry both reclaim (idempotent) and one clear wins.
+ *
+ * <p>Metrics: {@code strata.meta.gc.files{result=reclaimed|failed}},
+ * {@code strata.meta.gc.chunks} (chunks removed).
  */
 final class GarbageCollector {
     private static final Logger LOG = LoggerFactory.getLogger(GarbageCollector.class);
     static final int BATCH = 32;
+    static final int FILES_IN_FLIGHT = 8;
+    static final int REMOVALS_IN_FLIGHT = 16;
+    /** The longest one file's reclaim may take before the pass moves on (it is retried next pass). */
+    private static final Duration FILE_TIMEOUT = Duration.ofMinutes(10);
 
     private final Transactor tr;
     private final ChunkReclaimer reclaimer;
     private final Duration delay;
     private final Duration idempotencyTtl;
     private final LongSupplier nowMillis;
+    private final ScheduledExecutorService timer;
+    private final RateLimiter rate;
     private final Counter reclaimed;
     private final Counter failed;
+    private final Counter chunks;
 
-    GarbageCollector(Transactor tr, ChunkReclaimer reclaimer, Duration delay, Duration idempotencyTtl, LongSupplier nowMillis,
-                     MeterRegistry meters) {
+    /**
+     * Passes run on the caller's thread (the collector's own, see {@link MetaStore}); {@code timer}
+     * starts a removal that had to wait for the rate limit (a short task: it only sends a request).
+     */
+    GarbageCollector(Transactor tr, ChunkReclaimer reclaimer, Duration delay, Duration idempotencyTtl, long chunksPerSecond,
+                     StrataClock clock, LongSupplier nowMillis, ScheduledExecutorService timer, MeterRegistry meters) {
         this.tr = tr;
         this.reclaimer = reclaimer;
         this.delay = delay;
         this.idempotencyTtl = idempotencyTtl;
         this.nowMillis = nowMillis;
+        this.timer = timer;
+        this.rate = new RateLimiter(clock, chunksPerSecond);
         this.reclaimed = Counter.builder("strata.meta.gc.files").tag("result", "reclaimed").register(meters);
         this.failed = Counter.builder("strata.meta.gc.files").tag("result", "failed").register(meters);
+        this.chunks = Counter.builder("strata.meta.gc.chunks").description("chunks removed by the collector").register(meters);
     }
 
-    /** One pass; returns how many files' chunks were freed. Runs on the caller's (worker) thread. */
+    /** One pass; returns how many files' chunks were freed. Runs on the collector's thread (it blocks there). */
     int runOnce() {
         int freed = reclaimer == null ? 0 : reclaimQueued();
         expireIdempotencyRecords();
@@ -60,23 +89,44 @@ final class GarbageCollector {
         while (true) {
             byte[] start = from;
             List<KeyValue> batch = tr.run(tx -> tx.snapshot().getRange(start, Bytes.strinc(p), BATCH));
+            List<NsTx.GcEntry> due = new ArrayList<>();
+            List<byte[]> keys = new ArrayList<>();
             for (KeyValue kv : batch) {
                 NsTx.GcEntry e = NsTx.gcEntry(kv);
-                if (e.enqueuedMillis() + delay.toMillis() > nowMillis.getAsLong()) {
-                    continue;
+                if (e.enqueuedMillis() + delay.toMillis() <= nowMillis.getAsLong()) {
+                    due.add(e);
+                    keys.add(kv.key());
                 }
-                try {
-                    Futures.join(reclaimer.reclaimAsync(e.inode(), e.layout(), e.chunks()), Duration.ofMinutes(2));
-                    tr.run(tx -> {
-                        tx.clear(kv.key());
-                        return null;
-                    });
-                    reclaimed.increment();
-                    freed++;
-                } catch (StrataException ex) {
-                    failed.increment();
-                    LOG.warn("could not free the chunks of {} ({} chunks); will retry: {}", e.inode(), e.chunks(), ex.toString());
+            }
+            boolean[] ok = new boolean[due.size()];
+            CompletableFuture<Void> all = Futures.bounded(0, due.size(), FILES_IN_FLIGHT, i -> {
+                NsTx.GcEntry e = due.get((int) i);
+                return free(e).handle((n, err) -> {
+                    if (err == null) {
+                        ok[(int) i] = true;
+                    } else {
+                        failed.increment();
+                        LOG.warn("could not free the chunks of {}; will retry: {}", e.inode(), StrataException.wrap(err).toString());
+                    }
+                    return null;
+                });
+            });
+            Futures.join(all, FILE_TIMEOUT.multipliedBy(Math.max(1, (due.size() + FILES_IN_FLIGHT - 1) / FILES_IN_FLIGHT)));
+            List<byte[]> clear = new ArrayList<>();
+            for (int i = 0; i < due.size(); i++) {
+                if (ok[i]) {
+                    clear.add(keys.get(i));
                 }
+            }
+            if (!clear.isEmpty()) {
+                tr.run(tx -> {
+                    for (byte[] k : clear) {
+                        tx.clear(k);
+                    }
+                    return null;
+                });
+                reclaimed.increment(clear.size());
+                freed += clear.size();
             }
             if (batch.size() < BATCH) {
                 break;
@@ -84,6 +134,47 @@ final class GarbageCollector {
             from = Bytes.keyAfter(batch.get(batch.size() - 1).key());
         }
         return freed;
+    }
+
+    /** Lists the file's chunks and removes each, rate-limited; completes with how many were removed. */
+    private CompletableFuture<Long> free(NsTx.GcEntry e) {
+        return reclaimer.chunksAsync(e.inode(), e.layout()).thenCompose(indexes -> {
+            AtomicLong removed = new AtomicLong();
+            return Futures.bounded(0, indexes.length, REMOVALS_IN_FLIGHT, i -> paced(() ->
+                    reclaimer.removeAsync(e.inode(), e.layout(), indexes[(int) i]).thenRun(() -> {
+                        removed.incrementAndGet();
+                        chunks.increment();
+                    }))).thenApply(v -> removed.get());
+        });
+    }
+
+    /** Starts {@code task} once the rate limit allows one more removal. */
+    private CompletableFuture<Void> paced(java.util.function.Supplier<CompletableFuture<Void>> task) {
+        long wait = rate.reserve(1);
+        if (wait <= 0) {
+            return task.get();
+        }
+        CompletableFuture<Void> started = new CompletableFuture<>();
+        try {
+            timer.schedule(() -> {
+                CompletableFuture<Void> f;
+                try {
+                    f = task.get();
+                } catch (RuntimeException e) {
+                    f = CompletableFuture.failedFuture(e);
+                }
+                f.whenComplete((v, e) -> {
+                    if (e != null) {
+                        started.completeExceptionally(e);
+                    } else {
+                        started.complete(null);
+                    }
+                });
+            }, wait, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            started.completeExceptionally(new StrataException(io.strata.core.Status.CANCELLED, "the collector is stopping"));
+        }
+        return started;
     }
 
     /**

@@ -1,6 +1,8 @@
 package io.strata.namespace;
 
 import io.strata.core.ChainId;
+import io.strata.core.InodeId;
+import io.strata.core.tier.FileChunks;
 import java.util.List;
 
 /**
@@ -26,6 +28,11 @@ public record Layout(int chunkSize, int stripeWidth, int tableId, int tableVersi
     /** The chain holding chunk {@code index}. */
     public ChainId chainOf(long index) {
         return chains.get((int) Long.remainderUnsigned(index, stripeWidth));
+    }
+
+    /** The chunks of file {@code inode} under this layout, as tiers address them. */
+    public FileChunks chunks(InodeId inode) {
+        return new FileChunks(inode, chunkSize, chains);
     }
 
     /** How many chunks hold {@code length} bytes. */

@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,28 +48,33 @@ public final class MetaStore implements Meta, AutoCloseable {
     /**
      * @param workers         threads running transactions (they block on the store)
      * @param inodeBatch      inode ids reserved per allocator transaction
-     * @param gcInterval      how often the collector runs (zero: never by itself)
+     * @param gcInterval      pause between two collector passes (zero: no pass by itself)
      * @param gcDelay         how long a deleted file's chunks wait before they are freed
+     * @param gcChunksPerSecond most chunk removals the collector starts per second
      * @param idempotencyTtl  how long a request id's result is kept for retries
      * @param basePolicy      the policy of the root when it sets nothing
      */
-    public record Options(int workers, int inodeBatch, Duration gcInterval, Duration gcDelay, Duration idempotencyTtl,
-                          Policy basePolicy, RetryPolicy retry) {
-        public static final Options DEFAULTS = new Options(8, 1024, Duration.ofSeconds(1), Duration.ZERO,
+    public record Options(int workers, int inodeBatch, Duration gcInterval, Duration gcDelay, long gcChunksPerSecond,
+                          Duration idempotencyTtl, Policy basePolicy, RetryPolicy retry) {
+        public static final Options DEFAULTS = new Options(8, 1024, Duration.ofSeconds(1), Duration.ZERO, 2000,
                 Duration.ofMinutes(30), Policy.DEFAULT, RetryPolicy.DEFAULT);
 
         public Options {
-            if (workers < 1 || inodeBatch < 1) {
-                throw new IllegalArgumentException("workers and inode batch must be positive");
+            if (workers < 1 || inodeBatch < 1 || gcChunksPerSecond < 1) {
+                throw new IllegalArgumentException("workers, inode batch and the collector's rate must be positive");
             }
         }
 
         public Options withWorkers(int n) {
-            return new Options(n, inodeBatch, gcInterval, gcDelay, idempotencyTtl, basePolicy, retry);
+            return new Options(n, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry);
         }
 
         public Options withGc(Duration interval, Duration delay) {
-            return new Options(workers, inodeBatch, interval, delay, idempotencyTtl, basePolicy, retry);
+            return new Options(workers, inodeBatch, interval, delay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry);
+        }
+
+        public Options withGcRate(long chunksPerSecond) {
+            return new Options(workers, inodeBatch, gcInterval, gcDelay, chunksPerSecond, idempotencyTtl, basePolicy, retry);
         }
     }
 
@@ -78,6 +84,8 @@ public final class MetaStore implements Meta, AutoCloseable {
     private final NamespaceOps ops;
     private final InodeAllocator allocator;
     private final ExecutorService workers;
+    /** The collector's own thread: one pass at a time, never on a request thread. */
+    private final ScheduledExecutorService gcThread;
     private final GarbageCollector gc;
     private final ScheduledFuture<?> gcTask;
     private final MeterRegistry meters;
@@ -100,11 +108,18 @@ public final class MetaStore implements Meta, AutoCloseable {
         this.tr = new Transactor(store, workers, options.retry(), meters);
         this.ops = new NamespaceOps(tables, options.basePolicy());
         this.allocator = new InodeAllocator(tr, options.inodeBatch());
-        this.gc = new GarbageCollector(tr, reclaimer, options.gcDelay(), options.idempotencyTtl(), this::nowMillis, meters);
+        this.gcThread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, ctx.name() + "-meta-gc");
+            t.setDaemon(true);
+            return t;
+        });
+        this.gc = new GarbageCollector(tr, reclaimer, options.gcDelay(), options.idempotencyTtl(), options.gcChunksPerSecond(),
+                ctx.clock(), this::nowMillis, ctx.scheduler(), meters);
         bootstrap();
         if (!options.gcInterval().isZero()) {
             long ms = Math.max(1, options.gcInterval().toMillis());
-            this.gcTask = ctx.scheduler().scheduleWithFixedDelay(() -> workers.execute(this::collectQuietly), ms, ms, TimeUnit.MILLISECONDS);
+            // fixed delay on the collector's own thread: the next pass starts a pause after the last one ended
+            this.gcTask = gcThread.scheduleWithFixedDelay(this::collectQuietly, ms, ms, TimeUnit.MILLISECONDS);
         } else {
             this.gcTask = null;
         }
@@ -362,9 +377,9 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     // ---- garbage collection ----------------------------------------------------------------
 
-    /** Runs one collector pass now; completes with the number of files whose chunks were freed. */
+    /** Runs one collector pass now (after any pass already running); completes with the number of files whose chunks were freed. */
     public CompletableFuture<Integer> collectGarbageAsync() {
-        return CompletableFuture.supplyAsync(gc::runOnce, workers);
+        return CompletableFuture.supplyAsync(gc::runOnce, gcThread);
     }
 
     /** Deleted files whose chunks are not freed yet. */
@@ -386,6 +401,7 @@ public final class MetaStore implements Meta, AutoCloseable {
         if (gcTask != null) {
             gcTask.cancel(false);
         }
+        gcThread.shutdownNow();
         workers.shutdown();
         try {
             if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {

@@ -12,11 +12,21 @@ import java.util.stream.Stream;
 /**
  * A real {@link ChunkReclaimer} over a directory of chunk files ("inode-index", holding the
  * chain they were written to), so tests can count chunks before and after the collector. It
- * removes the chunks the metadata knows of and scans for strays, as the contract allows.
+ * lists what the directory holds, strays past a file's length included, as the contract asks.
  */
 final class ChunkDir implements ChunkReclaimer {
     final Path dir;
     final AtomicInteger failNext = new AtomicInteger();
+    /** While set, listings do not answer until {@link #release}. */
+    final java.util.concurrent.atomic.AtomicBoolean hang = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.List<CompletableFuture<Void>> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Lets every held listing go on. */
+    void release() {
+        for (CompletableFuture<Void> h : held) {
+            h.complete(null);
+        }
+    }
 
     ChunkDir(Path dir) throws IOException {
         this.dir = Files.createDirectories(dir);
@@ -47,19 +57,28 @@ final class ChunkDir implements ChunkReclaimer {
     }
 
     @Override
-    public CompletableFuture<Void> reclaimAsync(InodeId inode, Layout layout, long knownChunks) {
+    public CompletableFuture<long[]> chunksAsync(InodeId inode, Layout layout) {
+        if (hang.get()) {
+            CompletableFuture<Void> h = new CompletableFuture<>();
+            held.add(h);
+            return h.thenCompose(v -> chunksAsync(inode, layout));
+        }
         if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             return CompletableFuture.failedFuture(new StrataException(io.strata.core.Status.CONNECTION_LOST, "storage unreachable (injected)"));
         }
+        try (Stream<Path> s = Files.list(dir)) {
+            String prefix = inode.value() + "-";
+            return CompletableFuture.completedFuture(s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix))
+                    .mapToLong(n -> Long.parseLong(n.substring(prefix.length()))).sorted().toArray());
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> removeAsync(InodeId inode, Layout layout, long index) {
         try {
-            for (long i = 0; i < knownChunks; i++) {
-                Files.deleteIfExists(dir.resolve(inode.value() + "-" + i));
-            }
-            try (Stream<Path> s = Files.list(dir)) {
-                for (Path p : s.filter(p -> p.getFileName().toString().startsWith(inode.value() + "-")).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
+            Files.deleteIfExists(dir.resolve(inode.value() + "-" + index));
             return CompletableFuture.completedFuture(null);
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);

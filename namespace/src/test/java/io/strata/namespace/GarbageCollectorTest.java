@@ -3,6 +3,9 @@ package io.strata.namespace;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.Status;
+import io.strata.core.util.Futures;
+import io.strata.testing.Eventually;
+import java.time.Duration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.junit.jupiter.api.Test;
@@ -104,5 +107,52 @@ class GarbageCollectorTest extends MetaFixture {
         assertThat(join(meta.collectGarbageAsync())).isEqualTo(1);
         assertThat(chunks.count()).isZero();
         Fsck.check(kv);
+    }
+
+    /**
+     * A reclaim that hangs (storage unreachable, a huge file) must never take the threads that
+     * serve requests. The periodic collector runs every 20 ms here and its pass stays stuck for
+     * as long as the test runs: passes do not pile up, and creates, lookups and unlinks are
+     * answered all along. (Passes used to be queued on the request threads every period, so a
+     * stuck reclaim took all eight within a fraction of a second.)
+     */
+    @Test
+    void aStuckCollectorNeverTakesTheRequestThreads() throws Exception {
+        for (int i = 0; i < 40; i++) {
+            written("victim-" + i, 1L << 20);
+            join(meta.unlinkAsync(Caller.ROOT, ROOT, "victim-" + i, req()));
+        }
+        chunks.hang.set(true);
+        meta.close();
+        meta = new MetaStore(ctx, kv, StaticChainTables.uniform(8), chunks, options().withGc(Duration.ofMillis(20), Duration.ZERO));
+        Thread.sleep(500); // some 25 periods with the pass stuck
+        for (int i = 0; i < 200; i++) {
+            InodeAttrs f = create(ROOT, "live-" + i);
+            assertThat(Futures.join(meta.lookupAsync(Caller.ROOT, ROOT, "live-" + i), Duration.ofSeconds(5)).id()).isEqualTo(f.id());
+            Futures.join(meta.unlinkAsync(Caller.ROOT, ROOT, "live-" + i, req()), Duration.ofSeconds(5));
+        }
+        assertThat(chunks.count()).as("nothing freed while the reclaim hangs").isEqualTo(40);
+        chunks.hang.set(false);
+        chunks.release();
+        Eventually.await("the collector frees the victims once storage answers", Duration.ofSeconds(30),
+                () -> join(meta.gcQueueLengthAsync()) == 0);
+        assertThat(chunks.count()).isZero();
+    }
+
+    /** The collector removes at most gc-chunks-per-second chunks per second (here 100/s: 300 chunks take 2.5 s or more). */
+    @Test
+    void removalsAreRateLimited() throws IOException {
+        written("big", 300L << 20); // 300 chunks of 1 MiB
+        join(meta.unlinkAsync(Caller.ROOT, ROOT, "big", req()));
+        long t0 = System.nanoTime();
+        assertThat(join(meta.collectGarbageAsync())).isEqualTo(1);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(chunks.count()).isZero();
+        assertThat(ms).as("300 removals at 100 per second (a tenth of a second of burst)").isGreaterThanOrEqualTo(2500);
+    }
+
+    @Override
+    MetaStore.Options options() {
+        return super.options().withGcRate(100);
     }
 }

@@ -11,6 +11,7 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
@@ -465,6 +466,17 @@ public final class L1Tier implements Tier {
             return CompletableFuture.failedFuture(e);
         }
         return flushIfPending(chunk.id().inode().value()).thenCompose(v -> mutate(chunk, io, () -> below.removeAsync(chunk, io)));
+    }
+
+    /** The file's chunks below, once its absorbed writes are flushed (a chunk only absorbed here exists too). */
+    @Override
+    public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions io) {
+        try {
+            checkOpen();
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return flushIfPending(file.inode().value()).thenCompose(v -> below.chunksOfAsync(file, fromIndex, io));
     }
 
     /**

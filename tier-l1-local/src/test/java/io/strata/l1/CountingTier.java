@@ -3,6 +3,7 @@ package io.strata.l1;
 import io.netty.buffer.ByteBuf;
 import io.strata.core.InodeId;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
@@ -46,6 +47,11 @@ final class CountingTier implements Tier {
     public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options) {
         writes.incrementAndGet();
         return inner.removeAsync(chunk, options);
+    }
+
+    @Override
+    public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions options) {
+        return inner.chunksOfAsync(file, fromIndex, options);
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.strata.core.ChunkId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
@@ -127,6 +128,23 @@ final class FileTier implements Tier {
     @Override
     public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options) {
         return change(chunk, c -> null);
+    }
+
+    /** The chunk files under {@code <dir>/<inode>/} at or past {@code fromIndex}. */
+    @Override
+    public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions options) {
+        return CompletableFuture.supplyAsync(() -> {
+            Path d = dir.resolve(Long.toString(file.inode().value()));
+            if (!Files.isDirectory(d)) {
+                return new long[0];
+            }
+            try (var names = Files.list(d)) {
+                return names.map(p -> p.getFileName().toString()).filter(n -> n.matches("[0-9]+"))
+                        .mapToLong(Long::parseLong).filter(i -> i >= fromIndex).sorted().toArray();
+            } catch (IOException e) {
+                throw new StrataException(Status.IO_ERROR, "list " + d + ": " + e);
+            }
+        }, io);
     }
 
     private CompletableFuture<Void> change(ChunkAddress chunk, java.util.function.UnaryOperator<byte[]> f) {

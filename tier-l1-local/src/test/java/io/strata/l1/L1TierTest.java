@@ -16,6 +16,7 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
@@ -268,6 +269,11 @@ class L1TierTest {
         @Override
         public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options) {
             return inner.removeAsync(chunk, options);
+        }
+
+        @Override
+        public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions options) {
+            return inner.chunksOfAsync(file, fromIndex, options);
         }
 
         @Override

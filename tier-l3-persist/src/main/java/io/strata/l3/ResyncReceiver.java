@@ -2,6 +2,7 @@ package io.strata.l3;
 
 import io.netty.buffer.ByteBuf;
 import io.strata.core.ChainId;
+import io.strata.core.InodeId;
 import io.strata.core.ChunkId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
@@ -14,7 +15,9 @@ import io.strata.l3.engine.ChunkMeta;
 import io.strata.l3.engine.ChunkVersion;
 import io.strata.l3.proto.ChunkSummary;
 import io.strata.l3.proto.StorageMessage.ChunkList;
+import io.strata.l3.proto.StorageMessage.InodeChunks;
 import io.strata.l3.proto.StorageMessage.ListChunks;
+import io.strata.l3.proto.StorageMessage.ListInodeChunks;
 import io.strata.l3.proto.StorageMessage.SyncChunk;
 import io.strata.l3.proto.StorageMessage.SyncChunkDone;
 import io.strata.l3.proto.StorageMessage.SyncDone;
@@ -155,6 +158,21 @@ final class ResyncReceiver {
                     out.add(ChunkSummary.of(page.get(i)));
                 }
                 return Reply.of(new ChunkList(out, page.size() > m.max()));
+            }, node.io());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** ListInodeChunks: the indexes of one inode's chunks this replica holds (the garbage collector, truncate). */
+    CompletableFuture<Reply> listInode(Request<ListInodeChunks> req) {
+        ListInodeChunks m = req.message();
+        try {
+            node.gate().check();
+            return node.view(ChainId.of(m.chain()), m.chainVersion()).thenApplyAsync(view -> {
+                List<Integer> page = view.engine().indexesOf(InodeId.of(m.inode()), m.fromIndex(), m.max() + 1);
+                boolean more = page.size() > m.max();
+                return Reply.of(new InodeChunks(more ? page.subList(0, m.max()) : page, more));
             }, node.io());
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);

@@ -2,6 +2,7 @@ package io.strata.l3;
 
 import io.netty.buffer.ByteBuf;
 import io.micrometer.core.instrument.Counter;
+import io.strata.core.util.RateLimiter;
 import io.strata.core.ChainId;
 import io.strata.core.ChunkId;
 import io.strata.core.NodeContext;
@@ -100,7 +101,7 @@ final class ResyncWorker implements AutoCloseable {
         this.ctx = node.context();
         // its own connections: bulk copies never queue in front of live forwards
         this.rpc = new RpcClient(ctx, StorageNode.PROTOCOL, rpcOptions);
-        this.limiter = new RateLimiter(node.config().resyncBandwidth().bytes());
+        this.limiter = new RateLimiter(ctx.clock(), node.config().resyncBandwidth().bytes());
         this.copiedBytes = Counter.builder("strata.storage.resync.bytes").description("chunk bytes sent by resync")
                 .baseUnit("bytes").register(ctx.meters());
         this.copied = chunks("copied");

@@ -9,7 +9,10 @@ import io.strata.core.TargetId;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
+import io.strata.core.ChunkId;
+import io.strata.core.InodeId;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
@@ -21,7 +24,10 @@ import io.strata.l3.proto.ChunkRef;
 import io.strata.l3.proto.ChunkSummary;
 import io.strata.l3.proto.StorageMessage.ChunkList;
 import io.strata.l3.proto.StorageMessage.ChunkStat;
+import io.strata.l3.proto.StorageMessage.InodeChunks;
 import io.strata.l3.proto.StorageMessage.ListChunks;
+import io.strata.l3.proto.StorageMessage.ListInodeChunks;
+import io.strata.l3.proto.StorageMessages;
 import io.strata.l3.proto.StorageMessage.ReadChunk;
 import io.strata.l3.proto.StorageMessage.ReadDone;
 import io.strata.l3.proto.StorageMessage.StatChunk;
@@ -220,6 +226,74 @@ public final class StorageClient implements Tier {
             fresh.chain(chain); // NO_SUCH_CHAIN when still unknown
             return fresh;
         });
+    }
+
+    // ---- a file's chunks ----
+
+    /**
+     * Lists, on the head of each of the file's chains, the file's chunks at or past
+     * {@code fromIndex}: one page per 16 Ki chunks and chain, so the cost follows the chunks that
+     * exist. The head is asked because every update enters there: it holds every chunk any
+     * replica of the chain holds, including one a crashed writer left pending.
+     */
+    @Override
+    public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions io) {
+        if (fromIndex > ChunkId.MAX_INDEX) {
+            return CompletableFuture.completedFuture(new long[0]);
+        }
+        List<CompletableFuture<List<Integer>>> perChain = new ArrayList<>();
+        for (ChainId chain : file.distinctChains()) {
+            perChain.add(inodeChunksAsync(chain, file.inode(), (int) Math.max(0, fromIndex), io));
+        }
+        return CompletableFuture.allOf(perChain.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            java.util.TreeSet<Long> all = new java.util.TreeSet<>();
+            for (int c = 0; c < perChain.size(); c++) {
+                ChainId chain = file.distinctChains().get(c);
+                for (int i : perChain.get(c).join()) {
+                    if (file.chainOf(i).equals(chain)) {
+                        all.add((long) i); // a chunk on a chain its layout does not map it to is not this file's
+                    }
+                }
+            }
+            return all.stream().mapToLong(Long::longValue).toArray();
+        });
+    }
+
+    private CompletableFuture<List<Integer>> inodeChunksAsync(ChainId chain, InodeId inode, int from, IoOptions io) {
+        List<Integer> out = new ArrayList<>();
+        CompletableFuture<List<Integer>> result = new CompletableFuture<>();
+        new Object() {
+            void page(int start) {
+                retry(io, "list chunks of " + inode + " on " + chain, (attempt, budget) -> {
+                    RoutingInfo r = routing.current();
+                    ChainInfo c = r.chain(chain);
+                    List<TargetId> path = r.writePath(c.id());
+                    if (path.isEmpty()) {
+                        throw new StrataException(Status.NOT_SERVING, c.id() + " has no writable target in routing v" + r.version());
+                    }
+                    ListInodeChunks m = new ListInodeChunks(chain.value(), c.version(), inode.value(), start,
+                            StorageMessages.MAX_INODE_CHUNKS);
+                    return rpc.call(r.nodeOf(path.get(0)).address(), m, Payload.NONE, budget).thenApply(resp -> {
+                        try (resp) {
+                            return resp.message(InodeChunks.class);
+                        }
+                    });
+                }).whenComplete((p, err) -> {
+                    if (err != null) {
+                        result.completeExceptionally(StrataException.wrap(err));
+                        return;
+                    }
+                    out.addAll(p.indexes());
+                    int last = p.indexes().isEmpty() ? -1 : p.indexes().get(p.indexes().size() - 1);
+                    if (p.more() && last >= 0 && last < ChunkId.MAX_INDEX) {
+                        page(last + 1);
+                    } else {
+                        result.complete(out);
+                    }
+                });
+            }
+        }.page(from);
+        return result;
     }
 
     /** What one replica holds for the chunk (tests and tools). */

@@ -144,6 +144,7 @@ public final class StorageNode implements AutoCloseable {
                     .handle(StorageMessages.QUERY_VERSION, io, craq::query)
                     .handle(StorageMessages.STAT_CHUNK, io, craq::stat)
                     .handle(StorageMessages.LIST_CHUNKS, io, receiver::list)
+                    .handle(StorageMessages.LIST_INODE_CHUNKS, io, receiver::listInode)
                     .handle(StorageMessages.SYNC_CHUNK, io, receiver::syncChunk)
                     .handle(StorageMessages.SYNC_DONE, io, receiver::syncDone);
             routing.onChange(this::routingChanged);

@@ -8,6 +8,7 @@ import io.strata.core.DataSize;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
@@ -91,6 +92,11 @@ public class L1GetBenchmark {
         @Override
         public CompletableFuture<Void> removeAsync(ChunkAddress c, IoOptions o) {
             return CompletableFuture.failedFuture(new UnsupportedOperationException("read-only"));
+        }
+
+        @Override
+        public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions o) {
+            return CompletableFuture.completedFuture(new long[0]);
         }
 
         @Override

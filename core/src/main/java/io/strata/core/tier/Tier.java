@@ -34,6 +34,15 @@ public interface Tier extends AutoCloseable {
     CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options);
 
     /**
+     * The indexes of the chunks of {@code file} at or past {@code fromIndex} that exist in this
+     * tier or the tiers below it, ascending. It costs in proportion to the chunks that exist, not
+     * to the file's length: a sparse file of a petabyte with three chunks lists three. Chunks a
+     * crashed writer left past the file's recorded length are listed too. The garbage collector
+     * and truncate remove what it lists.
+     */
+    CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions options);
+
+    /**
      * Makes every write accepted so far for {@code inode} durable in the tier below (a no-op for
      * tiers that never hold writes back).
      */

@@ -26,6 +26,7 @@ import java.time.Duration;
  * inode-batch = 1024           # inode ids reserved per allocator transaction
  * gc-interval = "1s"           # collector period
  * gc-delay = "0s"              # wait before freeing a deleted file's chunks
+ * gc-chunks-per-second = 2000  # most chunk removals the collector starts per second
  * idempotency-ttl = "30m"      # how long retries of a request find its result
  * [meta.lmdb]
  * path = "/var/lib/strata/meta" # default: node.data + "/meta"
@@ -55,6 +56,7 @@ public record MetaConfig(NodeConfig node, String backend, MetaStore.Options opti
         int batch = m.integer("inode-batch", 1024, 1, 1 << 20);
         Duration gcInterval = m.duration("gc-interval", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1));
         Duration gcDelay = m.duration("gc-delay", Duration.ZERO, Duration.ZERO, Duration.ofDays(30));
+        long gcRate = m.integer("gc-chunks-per-second", 2000, 1, 1_000_000);
         Duration ttl = m.duration("idempotency-ttl", Duration.ofMinutes(30), Duration.ofSeconds(1), Duration.ofDays(7));
         ConfigNode l = m.section("lmdb");
         String lpath = l.string("path", null);
@@ -70,7 +72,8 @@ public record MetaConfig(NodeConfig node, String backend, MetaStore.Options opti
         } else if (clusterFile == null) {
             throw new ConfigException(f.path() + ".cluster-file", "is required when meta.backend = \"fdb\"");
         }
-        MetaStore.Options options = new MetaStore.Options(workers, batch, gcInterval, gcDelay, ttl, Policy.DEFAULT, RetryPolicy.DEFAULT);
+        MetaStore.Options options = new MetaStore.Options(workers, batch, gcInterval, gcDelay, gcRate, ttl, Policy.DEFAULT,
+                RetryPolicy.DEFAULT);
         return new MetaConfig(node, backend, options, lmdbPath, mapSize, sync, clusterFile, prefix, tables);
     }
 

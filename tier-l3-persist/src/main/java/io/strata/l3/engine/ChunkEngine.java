@@ -325,6 +325,35 @@ public final class ChunkEngine implements AutoCloseable {
         return out;
     }
 
+    /**
+     * The indexes of {@code inode}'s chunks at or past {@code fromIndex}, ascending, at most
+     * {@code limit}: chunks with a pending version or a committed version that is not a removal
+     * (a tombstone is a chunk already removed). Blocking: one LMDB read transaction over the
+     * inode's key range only, so it costs what the inode holds, not what the target holds.
+     */
+    public List<Integer> indexesOf(io.strata.core.InodeId inode, int fromIndex, int limit) {
+        checkOpen();
+        List<Integer> out = new ArrayList<>();
+        ByteBuffer from = ChunkMeta.key(new ChunkId(inode, fromIndex), ByteBuffer.allocateDirect(12));
+        ByteBuffer to = ChunkMeta.key(new ChunkId(inode, ChunkId.MAX_INDEX), ByteBuffer.allocateDirect(12));
+        try (Txn<ByteBuffer> txn = env.txnRead();
+             CursorIterable<ByteBuffer> it = dbi.iterate(txn, org.lmdbjava.KeyRange.closed(from, to))) {
+            for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
+                if (out.size() >= limit) {
+                    break;
+                }
+                ChunkId id = ChunkMeta.keyToId(kv.key());
+                ChunkMeta newest = unwritten.get(id);
+                ChunkMeta m = newest != null ? newest : ChunkMeta.decode(id, kv.val());
+                ChunkVersion c = m.committed();
+                if (m.pending() != null || (c != null && !c.removed())) {
+                    out.add(id.index());
+                }
+            }
+        }
+        return out;
+    }
+
     // ---- resync ----
 
     /**

@@ -62,6 +62,21 @@ public sealed interface StorageMessage extends Message {
             implements StorageMessage {
     }
 
+    /**
+     * Client (the garbage collector, truncate) to a chain's head: the indexes of the chunks of
+     * {@code inode} this replica holds at or past {@code fromIndex}, ascending, at most {@code max}
+     * of them. Chunks whose newest version is a removal are left out.
+     */
+    record ListInodeChunks(int chain, long chainVersion, long inode, int fromIndex, int max) implements StorageMessage {
+    }
+
+    /** One page of an inode's chunk indexes; {@code more} when more follow the last one. */
+    record InodeChunks(List<Integer> indexes, boolean more) implements StorageMessage {
+        public InodeChunks {
+            indexes = List.copyOf(indexes);
+        }
+    }
+
     // ---- resync (docs/internals/resync.md) ----
 
     /**

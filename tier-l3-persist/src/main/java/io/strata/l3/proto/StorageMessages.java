@@ -14,6 +14,8 @@ import io.strata.l3.proto.StorageMessage.SyncChunkDone;
 import io.strata.l3.proto.StorageMessage.SyncDone;
 import io.strata.l3.proto.StorageMessage.SyncDoneAck;
 import io.strata.l3.proto.StorageMessage.ForwardUpdate;
+import io.strata.l3.proto.StorageMessage.InodeChunks;
+import io.strata.l3.proto.StorageMessage.ListInodeChunks;
 import io.strata.l3.proto.StorageMessage.QueryVersion;
 import io.strata.l3.proto.StorageMessage.ReadChunk;
 import io.strata.l3.proto.StorageMessage.ReadDone;
@@ -171,9 +173,34 @@ public final class StorageMessages {
             (m, out) -> out.writeLong(m.chainVersion()),
             in -> new SyncDoneAck(Wire.readLong(in, "chain version")));
 
+    /** Most indexes in one {@link InodeChunks} page. */
+    public static final int MAX_INODE_CHUNKS = 16384;
+
+    public static final MessageType<ListInodeChunks> LIST_INODE_CHUNKS = MessageType.of(116, ListInodeChunks.class,
+            (m, out) -> out.writeInt(m.chain()).writeLong(m.chainVersion()).writeLong(m.inode()).writeInt(m.fromIndex())
+                    .writeInt(m.max()),
+            in -> new ListInodeChunks(Wire.readInt(in, "chain"), Wire.readLong(in, "chain version"), Wire.readLong(in, "inode"),
+                    Wire.readInt(in, "from index", 0, Integer.MAX_VALUE), Wire.readInt(in, "max", 1, MAX_INODE_CHUNKS)));
+    public static final MessageType<InodeChunks> INODE_CHUNKS = MessageType.of(117, InodeChunks.class,
+            (m, out) -> {
+                out.writeInt(m.indexes().size());
+                for (int i : m.indexes()) {
+                    out.writeInt(i);
+                }
+                Wire.writeBool(out, m.more());
+            },
+            in -> {
+                int n = Wire.readCount(in, "indexes", MAX_INODE_CHUNKS, 4);
+                List<Integer> idx = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    idx.add(Wire.readInt(in, "index", 0, Integer.MAX_VALUE));
+                }
+                return new InodeChunks(idx, Wire.readBool(in, "more"));
+            });
+
     public static final List<MessageType<?>> TYPES = List.of(WRITE_CHUNK, WRITE_DONE, READ_CHUNK, READ_DONE, FORWARD_UPDATE,
             UPDATE_ACKED, QUERY_VERSION, VERSION_IS, STAT_CHUNK, CHUNK_STAT, LIST_CHUNKS, CHUNK_LIST, SYNC_CHUNK, SYNC_CHUNK_DONE,
-            SYNC_DONE, SYNC_DONE_ACK);
+            SYNC_DONE, SYNC_DONE_ACK, LIST_INODE_CHUNKS, INODE_CHUNKS);
 
     private StorageMessages() {
     }

@@ -61,7 +61,11 @@ class StorageMessagesTest {
                 new StorageMessage.SyncChunk(REF, 6, true, 0, RequestId.NONE, 0, 0, false, List.of()),
                 new StorageMessage.SyncChunkDone(true),
                 new StorageMessage.SyncDone(4, 10, 100, 2, 1L << 30),
-                new StorageMessage.SyncDoneAck(10));
+                new StorageMessage.SyncDoneAck(10),
+                new StorageMessage.ListInodeChunks(4, 9, -12L, 0, 16384),
+                new StorageMessage.ListInodeChunks(4, 9, 12L, Integer.MAX_VALUE, 1),
+                new StorageMessage.InodeChunks(List.of(0, 7, Integer.MAX_VALUE), true),
+                new StorageMessage.InodeChunks(List.of(), false));
     }
 
     static ByteBuf encode(Message m) {
