@@ -1,5 +1,6 @@
 package io.strata.bench;
 
+import io.strata.protocol.meta.MetaMessages;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
 import io.strata.core.rpc.CoreMessage;
@@ -8,15 +9,15 @@ import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.rpc.RpcServer;
 import io.strata.core.util.Futures;
-import io.strata.namespace.Caller;
+import io.strata.protocol.meta.Caller;
 import io.strata.namespace.ChunkReclaimer;
-import io.strata.namespace.DirPage;
-import io.strata.namespace.InodeAttrs;
-import io.strata.namespace.Meta;
+import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.Meta;
 import io.strata.namespace.MetaStore;
 import io.strata.namespace.StaticChainTables;
 import io.strata.namespace.kv.LmdbKvStore;
-import io.strata.namespace.service.MetaClient;
+import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaServer;
 import io.strata.namespace.service.MetaService;
 import java.io.IOException;
@@ -253,9 +254,9 @@ public final class MetaBench {
              LmdbKvStore kv = LmdbKvStore.open(base.resolve("meta"), new LmdbKvStore.Options(8L << 30, o.sync(), 1024), server.meters());
              MetaStore store = new MetaStore(server, kv, StaticChainTables.uniform(16), ChunkReclaimer.NONE,
                      MetaStore.Options.DEFAULTS.withWorkers(Math.max(8, maxThreads)).withGc(Duration.ZERO, Duration.ZERO));
-             RpcServer rpcServer = MetaService.register(EchoService.register(server, RpcServer.builder(server, MetaServer.PROTOCOL), 1024),
+             RpcServer rpcServer = MetaService.register(EchoService.register(server, RpcServer.builder(server, MetaMessages.PROTOCOL), 1024),
                      store).bind("127.0.0.1", 0);
-             RpcClient rpc = new RpcClient(clientCtx, MetaServer.PROTOCOL, RpcOptions.DEFAULTS)) {
+             RpcClient rpc = new RpcClient(clientCtx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
             MetaClient client = new MetaClient(clientCtx, rpc, List.of(rpcServer.address()));
             InodeId big = bigDirectory(store, o.entries());
             // warm up both paths (JIT, connections)

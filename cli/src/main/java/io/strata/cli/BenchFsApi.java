@@ -6,7 +6,7 @@ import io.strata.client.StrataFile;
 import io.strata.client.StrataFileSystem;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
-import io.strata.namespace.DirEntry;
+import io.strata.protocol.meta.DirEntry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 

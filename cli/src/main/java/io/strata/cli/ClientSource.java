@@ -4,7 +4,7 @@ import io.strata.client.ClientConfig;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
-import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.protocol.mgmtd.MgmtdClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;

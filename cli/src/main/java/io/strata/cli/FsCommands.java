@@ -9,7 +9,7 @@ import io.strata.core.DataSize;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.util.Futures;
-import io.strata.namespace.DirEntry;
+import io.strata.protocol.meta.DirEntry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -1,6 +1,6 @@
 package io.strata.cli;
 
-import io.strata.client.TierChunkReclaimer;
+import io.strata.namespace.TierChunkReclaimer;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeId;
 import io.strata.l3.StorageClient;
@@ -9,12 +9,12 @@ import io.strata.namespace.ChainTables;
 import io.strata.namespace.ChunkReclaimer;
 import io.strata.namespace.service.MetaConfig;
 import io.strata.namespace.service.MetaServer;
-import io.strata.placement.ChainTable;
-import io.strata.placement.NodeInfo;
+import io.strata.protocol.routing.ChainTable;
+import io.strata.protocol.routing.NodeInfo;
 import io.strata.placement.RoutingSource;
 import io.strata.placement.StaticRoutingSource;
-import io.strata.placement.mgmtd.ManagerRoutingSource;
-import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.placement.ManagerRoutingSource;
+import io.strata.protocol.mgmtd.MgmtdClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,8 +2,8 @@ package io.strata.cli;
 
 import io.strata.config.ConfigNode;
 import io.strata.config.NodeConfig;
-import io.strata.placement.mgmtd.MgmtdConfig;
-import io.strata.placement.mgmtd.MgmtdServer;
+import io.strata.mgmtd.MgmtdConfig;
+import io.strata.mgmtd.MgmtdServer;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.strata.cli;
 
+import io.strata.core.rpc.Addresses;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
 import io.strata.core.rpc.CoreMessage;
@@ -37,7 +38,7 @@ final class PingCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        InetSocketAddress target = resolve(ConfigNode.parseAddress(address));
+        InetSocketAddress target = resolve(Addresses.parse(address));
         Duration t = io.strata.config.Durations.parse(timeout);
         PrintWriter out = spec.commandLine().getOut();
         try (NodeContext ctx = NodeContext.builder("strata-ping").eventLoopThreads(1).blockingThreads(1).build();

@@ -1,17 +1,18 @@
 package io.strata.cli;
 
+import io.strata.protocol.meta.MetaMessages;
+import io.strata.core.rpc.Addresses;
 import io.strata.bench.Table;
 import io.strata.config.ConfigNode;
-import io.strata.config.policy.PolicyResolver;
 import io.strata.core.NodeContext;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
-import io.strata.namespace.Caller;
-import io.strata.namespace.InodeAttrs;
-import io.strata.namespace.Layout;
-import io.strata.namespace.PolicyInfo;
-import io.strata.namespace.service.MetaClient;
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.Layout;
+import io.strata.protocol.meta.PolicyInfo;
+import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaServer;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -59,14 +60,14 @@ final class PolicyCommand implements Callable<Integer> {
         }
         List<java.net.InetSocketAddress> addrs = new ArrayList<>();
         for (String a : meta.split(",")) {
-            var u = ConfigNode.parseAddress(a.trim());
+            var u = Addresses.parse(a.trim());
             addrs.add(new java.net.InetSocketAddress(u.getHostString(), u.getPort()));
         }
         PrintWriter out = spec.commandLine().getOut();
         Caller me = currentUser();
         Duration t = Duration.ofSeconds(15);
         try (NodeContext ctx = NodeContext.builder("strata-policy").eventLoopThreads(1).blockingThreads(1).build();
-             RpcClient rpc = new RpcClient(ctx, MetaServer.PROTOCOL, RpcOptions.DEFAULTS)) {
+             RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
             MetaClient client = new MetaClient(ctx, rpc, addrs, Duration.ofSeconds(5), 2 * addrs.size() + 1);
             InodeAttrs target = Futures.join(client.resolveAsync(me, path), t);
             if (!target.isDirectory() && !action.equals("set")) {
@@ -88,14 +89,14 @@ final class PolicyCommand implements Callable<Integer> {
         StringBuilder sb = new StringBuilder();
         if (action.equals("explain")) {
             Table table = new Table("field", "value", "from");
-            for (PolicyResolver.Source s : p.effective()) {
-                table.row(s.field().key(), s.value(), s.from());
+            for (PolicyInfo.Field s : p.effective()) {
+                table.row(s.key(), s.value(), s.from());
             }
             sb.append("policy of ").append(p.path()).append('\n').append(print(table));
         } else {
             Table table = new Table("field", "value", "set here");
-            for (PolicyResolver.Source s : p.effective()) {
-                table.row(s.field().key(), s.value(), p.overrides().containsKey(s.field().key()) ? "yes" : "");
+            for (PolicyInfo.Field s : p.effective()) {
+                table.row(s.key(), s.value(), p.overrides().containsKey(s.key()) ? "yes" : "");
             }
             sb.append(action.equals("set") ? "updated " : "policy of ").append(p.path()).append('\n').append(print(table));
         }

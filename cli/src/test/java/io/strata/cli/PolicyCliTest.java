@@ -1,5 +1,6 @@
 package io.strata.cli;
 
+import io.strata.protocol.meta.MetaMessages;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.config.ConfigNode;
@@ -8,9 +9,9 @@ import io.strata.core.NodeContext;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
-import io.strata.namespace.Caller;
-import io.strata.namespace.InodeAttrs;
-import io.strata.namespace.service.MetaClient;
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaConfig;
 import io.strata.namespace.service.MetaServer;
 import io.strata.testing.TestNodes;
@@ -44,7 +45,7 @@ class PolicyCliTest {
                 """.formatted(tmp), "meta.toml");
         try (NodeContext ctx = TestNodes.context("meta-cli", 3);
              MetaServer server = MetaServer.start(ctx, MetaConfig.read(cfg), null, null);
-             RpcClient rpc = new RpcClient(ctx, MetaServer.PROTOCOL, RpcOptions.DEFAULTS)) {
+             RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
             String addr = "127.0.0.1:" + server.address().getPort();
             MetaClient c = new MetaClient(ctx, rpc, List.of(server.address()));
             InodeAttrs ckpt = Futures.join(c.mkdirAsync(Caller.ROOT, InodeId.ROOT, "ckpt", 0755, null));

@@ -18,7 +18,7 @@ import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
 import io.strata.fuse.FuseMount;
-import io.strata.testing.Eventually;
+import io.strata.core.util.Eventually;
 import java.io.Reader;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;

@@ -12,7 +12,7 @@ import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.util.Futures;
-import io.strata.namespace.Layout;
+import io.strata.protocol.meta.Layout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -1,5 +1,6 @@
 package io.strata.client;
 
+import io.strata.core.rpc.Addresses;
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.config.RpcConfig;
@@ -7,7 +8,7 @@ import io.strata.core.DataSize;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.l1.L1Config;
 import io.strata.l3.ReadPolicy;
-import io.strata.placement.RoutingInfo;
+import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.StaticRoutingSource;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -129,7 +130,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         List<String> raw = c.strings(key, List.of());
         for (int i = 0; i < raw.size(); i++) {
             try {
-                InetSocketAddress a = ConfigNode.parseAddress(raw.get(i));
+                InetSocketAddress a = Addresses.parse(raw.get(i));
                 out.add(new InetSocketAddress(a.getHostString(), a.getPort()));
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(c.path() + "." + key + "[" + i + "]", e.getMessage());

@@ -2,9 +2,9 @@ package io.strata.client;
 
 import io.strata.config.policy.Consistency;
 import io.strata.core.InodeId;
-import io.strata.namespace.InodeAttrs;
-import io.strata.namespace.InodeType;
-import io.strata.namespace.Layout;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.InodeType;
+import io.strata.protocol.meta.Layout;
 import java.util.Map;
 
 /**

@@ -1,7 +1,7 @@
 package io.strata.client;
 
 import io.strata.config.policy.Consistency;
-import io.strata.namespace.InodeAttrs;
+import io.strata.protocol.meta.InodeAttrs;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**

@@ -1,5 +1,6 @@
 package io.strata.client;
 
+import io.strata.protocol.meta.MetaMessages;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
@@ -10,22 +11,21 @@ import io.strata.core.util.Futures;
 import io.strata.l1.L1Tier;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
-import io.strata.namespace.Caller;
-import io.strata.namespace.DirEntry;
-import io.strata.namespace.DirPage;
-import io.strata.namespace.InodeAttrs;
-import io.strata.namespace.InodeType;
-import io.strata.namespace.Meta;
-import io.strata.namespace.OpenFlags;
-import io.strata.namespace.PolicyInfo;
-import io.strata.namespace.SetAttr;
-import io.strata.namespace.StatFs;
-import io.strata.namespace.service.MetaClient;
-import io.strata.namespace.service.MetaServer;
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.DirEntry;
+import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.InodeType;
+import io.strata.protocol.meta.Meta;
+import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.PolicyInfo;
+import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.StatFs;
+import io.strata.protocol.meta.MetaClient;
 import io.strata.placement.RoutingSource;
 import io.strata.placement.StaticRoutingSource;
-import io.strata.placement.mgmtd.ManagerRoutingSource;
-import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.placement.ManagerRoutingSource;
+import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.config.policy.Consistency;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -118,7 +118,7 @@ public final class StrataFileSystem implements AutoCloseable {
             } else {
                 routing = new StaticRoutingSource(config.staticRouting().orElseThrow());
             }
-            RpcClient metaRpc = new RpcClient(ctx, MetaServer.PROTOCOL, config.rpc());
+            RpcClient metaRpc = new RpcClient(ctx, MetaMessages.PROTOCOL, config.rpc());
             closeables.add(0, metaRpc);
             Duration attempt = config.metaTimeout().compareTo(Duration.ofSeconds(10)) < 0 ? config.metaTimeout() : Duration.ofSeconds(10);
             long attempts = Math.max(1, config.metaTimeout().toMillis() / Math.max(1, attempt.toMillis()));

@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.util.Futures;
-import io.strata.namespace.Caller;
-import io.strata.namespace.DirEntry;
-import io.strata.namespace.OpenFlags;
-import io.strata.namespace.PolicyInfo;
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.DirEntry;
+import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.PolicyInfo;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -233,7 +233,7 @@ class FileSystemTest {
         assertThat(st.layout().stripeWidth()).isEqualTo(2);
         assertThat(st.consistency()).isEqualTo(io.strata.config.policy.Consistency.STRICT);
         assertThat(fs.policy("/pol/child").effective()).anySatisfy(s -> {
-            assertThat(s.field().key()).isEqualTo("consistency");
+            assertThat(s.key()).isEqualTo("consistency");
             assertThat(s.from()).isEqualTo("/pol");
         });
         Futures.join(fs.setXattrAsync("/pol/child/f", "user.k", "v".getBytes(StandardCharsets.UTF_8), OpenFlags.XATTR_CREATE),

@@ -6,7 +6,7 @@ import io.strata.core.InodeId;
 import io.strata.core.TargetId;
 import io.strata.l3.StorageNode;
 import io.strata.l3.engine.ChunkMeta;
-import io.strata.testing.Eventually;
+import io.strata.core.util.Eventually;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

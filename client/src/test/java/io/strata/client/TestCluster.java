@@ -1,5 +1,7 @@
 package io.strata.client;
 
+import io.strata.namespace.TierChunkReclaimer;
+import io.strata.protocol.meta.MetaMessages;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
 import io.strata.core.rpc.RpcClient;
@@ -7,12 +9,12 @@ import io.strata.core.tier.Tier;
 import io.strata.core.util.Futures;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
-import io.strata.namespace.service.MetaClient;
+import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaConfig;
 import io.strata.namespace.service.MetaServer;
 import io.strata.placement.StaticRoutingSource;
 import io.strata.testing.TestNodes;
-import io.strata.testing.cluster.LocalCluster;
+import io.strata.harness.LocalCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,7 +71,7 @@ final class TestCluster implements AutoCloseable {
     /** A client named {@code name} over the cluster's shared routing, L3 wrapped by {@code wrap}. */
     StrataFileSystem client(String name, ClientConfig cfg, UnaryOperator<Tier> wrap) {
         NodeContext ctx = TestNodes.context(name, seed);
-        RpcClient rpc = new RpcClient(ctx, MetaServer.PROTOCOL, cfg.rpc());
+        RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, cfg.rpc());
         MetaClient mc = new MetaClient(ctx, rpc, cfg.meta(), Duration.ofSeconds(10), 4);
         StrataFileSystem fs = StrataFileSystem.create(ctx, cfg.withName(name), mc, cluster.routingSource(), List.of(rpc, ctx), wrap);
         synchronized (closeables) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import io.strata.core.rpc.Addresses;
 import io.strata.core.DataSize;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -316,32 +317,10 @@ public final class ConfigNode {
             return Optional.empty();
         }
         try {
-            return Optional.of(parseAddress(s));
+            return Optional.of(Addresses.parse(s));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(key(k), e.getMessage());
         }
-    }
-
-    /** Parses "host:port" (IPv6 as "[::1]:port") without resolving the name. */
-    public static InetSocketAddress parseAddress(String s) {
-        int colon = s.lastIndexOf(':');
-        if (colon <= 0 || colon == s.length() - 1) {
-            throw new IllegalArgumentException("expected host:port, got \"" + s + "\"");
-        }
-        String host = s.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        int port;
-        try {
-            port = Integer.parseInt(s.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("bad port in \"" + s + "\"");
-        }
-        if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("port out of range in \"" + s + "\"");
-        }
-        return InetSocketAddress.createUnresolved(host, port);
     }
 
     /** Throws on the first key that no getter asked for (in this table or a sub-table read). */

@@ -1,6 +1,6 @@
 package io.strata.fuse;
 
-import io.strata.namespace.Caller;
+import io.strata.protocol.meta.Caller;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

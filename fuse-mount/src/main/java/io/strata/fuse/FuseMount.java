@@ -103,7 +103,7 @@ public final class FuseMount implements AutoCloseable {
             throw new StrataException(Status.ALREADY_EXISTS, dir + " is already a mount point (strata umount " + dir + ")");
         }
         Consistency mode = Consistency.valueOf(fs.policy(opts.root()).effective().stream()
-                .filter(s -> s.field().key().equals("consistency")).findFirst().orElseThrow().value().toUpperCase().replace('-', '_'));
+                .filter(s -> s.key().equals("consistency")).findFirst().orElseThrow().value().toUpperCase().replace('-', '_'));
         Duration attr = opts.attrTimeout().orElse(switch (mode) {
             case STRICT, CLOSE_TO_OPEN -> Duration.ZERO;
             case IMMUTABLE -> Duration.ofSeconds(60);

@@ -3,11 +3,10 @@ package io.strata.fuse;
 import io.strata.client.FileStatus;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.policy.PolicyField;
-import io.strata.config.policy.PolicyResolver;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
-import io.strata.namespace.Layout;
-import io.strata.namespace.PolicyInfo;
+import io.strata.protocol.meta.Layout;
+import io.strata.protocol.meta.PolicyInfo;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,13 +117,13 @@ final class PolicyXattrs {
     }
 
     static String text(PolicyInfo p) {
-        return p.effective().stream().map(s -> s.field().key() + "=" + s.value()).collect(Collectors.joining("\n")) + "\n";
+        return p.effective().stream().map(s -> s.key() + "=" + s.value()).collect(Collectors.joining("\n")) + "\n";
     }
 
     private static String field(PolicyInfo p, String name) {
         String key = PolicyField.byKey(name.substring(FIELD_PREFIX.length())).key();
-        for (PolicyResolver.Source s : p.effective()) {
-            if (s.field().key().equals(key)) {
+        for (PolicyInfo.Field s : p.effective()) {
+            if (s.key().equals(key)) {
                 return s.value();
             }
         }

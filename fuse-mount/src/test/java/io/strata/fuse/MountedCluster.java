@@ -1,7 +1,7 @@
 package io.strata.fuse;
 
 import io.strata.client.ClientConfig;
-import io.strata.client.TierChunkReclaimer;
+import io.strata.namespace.TierChunkReclaimer;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
@@ -11,8 +11,8 @@ import io.strata.namespace.service.MetaConfig;
 import io.strata.namespace.service.MetaServer;
 import io.strata.placement.StaticRoutingSource;
 import io.strata.testing.TestNodes;
-import io.strata.testing.cluster.LocalCluster;
-import io.strata.testing.storage.StorageCluster;
+import io.strata.harness.LocalCluster;
+import io.strata.harness.StorageCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

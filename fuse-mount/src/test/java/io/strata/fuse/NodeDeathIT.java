@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.client.StrataFile;
 import io.strata.client.StrataFileSystem;
-import io.strata.testing.Eventually;
-import io.strata.testing.storage.StorageCluster;
+import io.strata.core.util.Eventually;
+import io.strata.harness.StorageCluster;
 import java.io.IOException;
 
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package io.strata.fuse;
 
-import io.strata.core.testing.Fuse;
+import io.strata.testing.Fuse;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;

@@ -1,5 +1,6 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Layout;
 import io.strata.core.ChainId;
 import io.strata.core.InodeId;
 import java.util.ArrayList;

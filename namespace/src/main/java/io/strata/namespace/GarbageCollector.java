@@ -1,5 +1,6 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.RequestId;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.core.StrataException;

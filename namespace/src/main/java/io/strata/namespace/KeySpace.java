@@ -1,5 +1,6 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.RequestId;
 import io.strata.core.InodeId;
 import io.strata.namespace.kv.Bytes;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,15 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.Codec;
+import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.Meta;
+import io.strata.protocol.meta.OpenResult;
+import io.strata.protocol.meta.PolicyInfo;
+import io.strata.protocol.meta.RequestId;
+import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.StatFs;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;

@@ -1,5 +1,18 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.Codec;
+import io.strata.protocol.meta.DirEntry;
+import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.InodeType;
+import io.strata.protocol.meta.Layout;
+import io.strata.protocol.meta.Names;
+import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.OpenResult;
+import io.strata.protocol.meta.PolicyInfo;
+import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.StatFs;
 import static io.strata.namespace.Permissions.R;
 import static io.strata.namespace.Permissions.W;
 import static io.strata.namespace.Permissions.X;
@@ -615,7 +628,7 @@ final class NamespaceOps {
     PolicyInfo policyGet(NsTx t, Caller c, InodeId dir) {
         InodeAttrs d = t.requireDir(dir);
         PolicyResolver.Effective eff = effectivePolicy(t, d);
-        return new PolicyInfo(pathOf(t, d), new TreeMap<>(d.policy()), eff.sources());
+        return new PolicyInfo(pathOf(t, d), new TreeMap<>(d.policy()), fields(eff));
     }
 
     PolicyInfo policySet(NsTx t, Caller c, InodeId dir, List<String> assignments) {
@@ -633,7 +646,7 @@ final class NamespaceOps {
         InodeAttrs updated = d.withPolicy(changed.toMap(), t.now);
         PolicyResolver.Effective eff = effectivePolicy(t, updated); // rejects a combination that does not fit
         t.putInode(updated);
-        return new PolicyInfo(pathOf(t, updated), new TreeMap<>(updated.policy()), eff.sources());
+        return new PolicyInfo(pathOf(t, updated), new TreeMap<>(updated.policy()), fields(eff));
     }
 
     /** The path of a directory, from the names its ancestors record. */
@@ -662,5 +675,9 @@ final class NamespaceOps {
 
     static boolean sameBytes(byte[] a, byte[] b) {
         return Arrays.equals(a, b);
+    }
+
+    private static List<PolicyInfo.Field> fields(PolicyResolver.Effective eff) {
+        return eff.sources().stream().map(s -> new PolicyInfo.Field(s.field().key(), s.value(), s.from())).toList();
     }
 }

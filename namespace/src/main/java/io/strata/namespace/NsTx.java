@@ -1,5 +1,9 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Codec;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.InodeType;
+import io.strata.protocol.meta.Layout;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;

@@ -1,5 +1,7 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InodeAttrs;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 

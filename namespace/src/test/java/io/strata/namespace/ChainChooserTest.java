@@ -1,5 +1,6 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Layout;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.ChainId;

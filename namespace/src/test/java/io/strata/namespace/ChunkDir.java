@@ -1,5 +1,7 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.Layout;
 import io.strata.core.InodeId;
 import io.strata.core.StrataException;
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Codec;
+import io.strata.protocol.meta.InodeAttrs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.InodeId;

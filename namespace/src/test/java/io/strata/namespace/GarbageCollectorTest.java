@@ -1,10 +1,16 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.OpenResult;
+import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.StatFs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.Status;
 import io.strata.core.util.Futures;
-import io.strata.testing.Eventually;
+import io.strata.core.util.Eventually;
 import java.time.Duration;
 import java.io.IOException;
 import java.io.UncheckedIOException;

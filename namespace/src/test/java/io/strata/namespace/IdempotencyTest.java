@@ -1,5 +1,10 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.OpenResult;
+import io.strata.protocol.meta.RequestId;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.InodeId;

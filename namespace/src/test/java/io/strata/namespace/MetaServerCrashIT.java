@@ -1,5 +1,10 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.RequestId;
+import io.strata.protocol.meta.MetaMessages;
+import io.strata.core.rpc.Addresses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.InodeId;
@@ -11,7 +16,7 @@ import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
 import io.strata.config.ConfigNode;
 import io.strata.namespace.kv.LmdbKvStore;
-import io.strata.namespace.service.MetaClient;
+import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaServer;
 import io.strata.testing.TestNodes;
 import java.nio.file.Files;
@@ -61,8 +66,8 @@ class MetaServerCrashIT {
         List<String> acked = new ArrayList<>();
         try (NodeContext ctx = TestNodes.context("crash-client", 5)) {
             JavaProcess p = startServer(config, data);
-            try (RpcClient rpc = new RpcClient(ctx, MetaServer.PROTOCOL, RpcOptions.DEFAULTS)) {
-                MetaClient c = new MetaClient(ctx, rpc, List.of(ConfigNode.parseAddress(Files.readString(data.resolve("meta.address")))),
+            try (RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
+                MetaClient c = new MetaClient(ctx, rpc, List.of(Addresses.parse(Files.readString(data.resolve("meta.address")))),
                         Duration.ofSeconds(5), 1);
                 Random r = new Random(1);
                 long killAt = System.nanoTime() + Duration.ofMillis(800 + r.nextInt(400)).toNanos();
@@ -85,8 +90,8 @@ class MetaServerCrashIT {
             assertThat(acked).isNotEmpty();
             // restart: the service comes back over the same store and serves every acknowledged file
             JavaProcess again = startServer(config, data);
-            try (RpcClient rpc = new RpcClient(ctx, MetaServer.PROTOCOL, RpcOptions.DEFAULTS)) {
-                MetaClient c = new MetaClient(ctx, rpc, List.of(ConfigNode.parseAddress(Files.readString(data.resolve("meta.address")))));
+            try (RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
+                MetaClient c = new MetaClient(ctx, rpc, List.of(Addresses.parse(Files.readString(data.resolve("meta.address")))));
                 for (String name : acked) {
                     assertThat(Futures.join(c.lookupAsync(Caller.ROOT, InodeId.ROOT, name)).isFile()).isTrue();
                 }

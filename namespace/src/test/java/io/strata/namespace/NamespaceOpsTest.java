@@ -1,5 +1,14 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.DirEntry;
+import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.InodeType;
+import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.OpenResult;
+import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.StatFs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.InodeId;

@@ -1,5 +1,9 @@
 package io.strata.namespace;
 
+import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.Layout;
+import io.strata.protocol.meta.PolicyInfo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.config.policy.PolicyResolver;
@@ -11,8 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /** Policies are stored with directories, inherited at create, and fix each new file's layout. */
 class PolicyLayoutTest extends MetaFixture {
-    private static Map<String, PolicyResolver.Source> byKey(PolicyInfo p) {
-        return p.effective().stream().collect(Collectors.toMap(s -> s.field().key(), s -> s));
+    private static Map<String, PolicyInfo.Field> byKey(PolicyInfo p) {
+        return p.effective().stream().collect(Collectors.toMap(PolicyInfo.Field::key, s -> s));
     }
 
     @Test
@@ -32,7 +36,7 @@ class PolicyLayoutTest extends MetaFixture {
         assertThat(f.policy()).containsEntry("replicas", "2").containsEntry("stripe.width", "6").containsEntry("consistency", "close-to-open");
 
         // explain: every field's value and the ancestor it came from
-        Map<String, PolicyResolver.Source> ex = byKey(join(meta.policyGetAsync(Caller.ROOT, run.id())));
+        Map<String, PolicyInfo.Field> ex = byKey(join(meta.policyGetAsync(Caller.ROOT, run.id())));
         assertThat(ex.get("stripe.chunk-size").value()).isEqualTo("4MiB");
         assertThat(ex.get("stripe.chunk-size").from()).isEqualTo("/ckpt");
         assertThat(ex.get("stripe.width").from()).isEqualTo("/ckpt/run1");

@@ -1,5 +1,6 @@
 package io.strata.placement;
 
+import io.strata.protocol.routing.RoutingInfo;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 

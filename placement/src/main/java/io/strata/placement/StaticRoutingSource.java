@@ -1,5 +1,11 @@
 package io.strata.placement;
 
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.ChainTable;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.RoutingInfo;
+import io.strata.protocol.routing.TargetInfo;
+import io.strata.protocol.routing.TargetState;
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.core.ChainId;

@@ -1,5 +1,7 @@
 package io.strata.placement;
 
+import io.strata.protocol.routing.RoutingCodec;
+import io.strata.protocol.routing.RoutingInfo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -26,13 +26,4 @@ class SeedExtensionTest {
             }
         }
     }
-
-    @Test
-    void eventuallyWaitsThenGivesUpWithWhatItWaitedFor() {
-        AtomicInteger n = new AtomicInteger();
-        Eventually.await("three polls", Duration.ofSeconds(5), () -> n.incrementAndGet() >= 3);
-        assertThat(n.get()).isGreaterThanOrEqualTo(3);
-        assertThatThrownBy(() -> Eventually.await("the impossible", Duration.ofMillis(50), () -> false))
-                .hasMessageContaining("waiting for the impossible");
-    }
 }

@@ -9,7 +9,7 @@ import io.strata.core.util.JavaProcess;
 import io.strata.l3.StorageClient;
 import io.strata.testing.Seeded;
 import io.strata.testing.TestNodes;
-import io.strata.testing.storage.StorageCluster;
+import io.strata.harness.StorageCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -16,7 +16,7 @@ import io.strata.core.StrataException;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
-import io.strata.testing.Eventually;
+import io.strata.core.util.Eventually;
 import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.time.Duration;

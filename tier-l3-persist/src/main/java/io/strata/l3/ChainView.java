@@ -4,10 +4,10 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.TargetId;
 import io.strata.l3.engine.ChunkEngine;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.NodeInfo;
-import io.strata.placement.RoutingInfo;
-import io.strata.placement.TargetState;
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.RoutingInfo;
+import io.strata.protocol.routing.TargetState;
 import java.util.List;
 import java.util.Optional;
 

@@ -1,5 +1,6 @@
 package io.strata.l3;
 
+import io.strata.protocol.storage.StorageMessages;
 import io.netty.buffer.ByteBuf;
 import io.micrometer.core.instrument.Counter;
 import io.strata.core.util.RateLimiter;
@@ -17,18 +18,18 @@ import io.strata.core.util.Futures;
 import io.strata.l3.engine.ChunkEngine;
 import io.strata.l3.engine.ChunkMeta;
 import io.strata.l3.engine.ChunkVersion;
-import io.strata.l3.engine.Crc32c;
-import io.strata.l3.proto.ChunkRef;
-import io.strata.l3.proto.ChunkSummary;
-import io.strata.l3.proto.StorageMessage.ChunkList;
-import io.strata.l3.proto.StorageMessage.ListChunks;
-import io.strata.l3.proto.StorageMessage.SyncChunk;
-import io.strata.l3.proto.StorageMessage.SyncChunkDone;
-import io.strata.l3.proto.StorageMessage.SyncDone;
-import io.strata.l3.proto.StorageMessage.SyncDoneAck;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.RoutingInfo;
-import io.strata.placement.TargetState;
+import io.strata.core.util.Crc32c;
+import io.strata.protocol.storage.ChunkRef;
+import io.strata.protocol.storage.ChunkSummary;
+import io.strata.protocol.storage.StorageMessage.ChunkList;
+import io.strata.protocol.storage.StorageMessage.ListChunks;
+import io.strata.protocol.storage.StorageMessage.SyncChunk;
+import io.strata.protocol.storage.StorageMessage.SyncChunkDone;
+import io.strata.protocol.storage.StorageMessage.SyncDone;
+import io.strata.protocol.storage.StorageMessage.SyncDoneAck;
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.RoutingInfo;
+import io.strata.protocol.routing.TargetState;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.FileChannel;
@@ -100,7 +101,7 @@ final class ResyncWorker implements AutoCloseable {
         this.node = node;
         this.ctx = node.context();
         // its own connections: bulk copies never queue in front of live forwards
-        this.rpc = new RpcClient(ctx, StorageNode.PROTOCOL, rpcOptions);
+        this.rpc = new RpcClient(ctx, StorageMessages.PROTOCOL, rpcOptions);
         this.limiter = new RateLimiter(ctx.clock(), node.config().resyncBandwidth().bytes());
         this.copiedBytes = Counter.builder("strata.storage.resync.bytes").description("chunk bytes sent by resync")
                 .baseUnit("bytes").register(ctx.meters());
@@ -338,7 +339,7 @@ final class ResyncWorker implements AutoCloseable {
                 } else {
                     mi++;
                     ti++;
-                    if (ChunkSummary.of(a).sameAs(b)) {
+                    if (a.summary().sameAs(b)) {
                         nSame.incrementAndGet();
                         same.increment();
                     } else {
@@ -394,14 +395,14 @@ final class ResyncWorker implements AutoCloseable {
                     if (theirs == null) {
                         return CompletableFuture.completedFuture(null);
                     }
-                    return callAsync(new SyncChunk(ChunkRef.of(a), chainVersion, true, 0, io.strata.l3.engine.RequestId.NONE, 0, 0,
+                    return callAsync(new SyncChunk(ChunkRef.of(a), chainVersion, true, 0, io.strata.protocol.storage.RequestId.NONE, 0, 0,
                             false, List.of()), Payload.NONE, SyncChunkDone.class).thenAccept(d -> {
                                 nRemoved.incrementAndGet();
                                 removed.increment();
                             });
                 }
                 ChunkMeta m = now.get();
-                if (theirs != null && ChunkSummary.of(m).sameAs(theirs)) {
+                if (theirs != null && m.summary().sameAs(theirs)) {
                     nSame.incrementAndGet();
                     same.increment();
                     return CompletableFuture.completedFuture(null);
@@ -460,7 +461,7 @@ final class ResyncWorker implements AutoCloseable {
             return Payload.of(whole);
         }
 
-        private <R extends io.strata.core.rpc.Message> CompletableFuture<R> callAsync(io.strata.l3.proto.StorageMessage m, Payload p,
+        private <R extends io.strata.core.rpc.Message> CompletableFuture<R> callAsync(io.strata.protocol.storage.StorageMessage m, Payload p,
                                                                                       Class<R> type) {
             return rpc.call(to, m, p, CALL_TIMEOUT).thenApply(r -> {
                 try (r) {
@@ -469,7 +470,7 @@ final class ResyncWorker implements AutoCloseable {
             });
         }
 
-        private <R extends io.strata.core.rpc.Message> R call(io.strata.l3.proto.StorageMessage m, Payload p, Class<R> type) {
+        private <R extends io.strata.core.rpc.Message> R call(io.strata.protocol.storage.StorageMessage m, Payload p, Class<R> type) {
             return Futures.join(callAsync(m, p, type), CALL_TIMEOUT.plusSeconds(5));
         }
     }

@@ -1,5 +1,6 @@
 package io.strata.l3;
 
+import io.strata.core.rpc.Addresses;
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.core.DataSize;
@@ -119,7 +120,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         List<String> peers = s.strings("mgmtd", List.of());
         for (int i = 0; i < peers.size(); i++) {
             try {
-                mgmtd.add(ConfigNode.parseAddress(peers.get(i).trim()));
+                mgmtd.add(Addresses.parse(peers.get(i).trim()));
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(s.path() + ".mgmtd[" + i + "]", e.getMessage());
             }

@@ -13,15 +13,15 @@ import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.rpc.RpcServer;
 import io.strata.l3.engine.ChunkEngine;
-import io.strata.l3.proto.StorageMessages;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.NodeInfo;
-import io.strata.placement.RoutingInfo;
+import io.strata.protocol.storage.StorageMessages;
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.RoutingSource;
-import io.strata.placement.TargetInfo;
+import io.strata.protocol.routing.TargetInfo;
 import io.strata.placement.agent.StorageAgent;
-import io.strata.placement.mgmtd.ManagerRoutingSource;
-import io.strata.placement.mgmtd.MgmtdClient;
+import io.strata.placement.ManagerRoutingSource;
+import io.strata.protocol.mgmtd.MgmtdClient;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -66,7 +66,6 @@ public final class StorageNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StorageNode.class);
 
     /** The storage node's wire protocol: core messages plus storage messages. */
-    public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, StorageMessages.TYPES);
 
     private final NodeContext ctx;
     private final StorageConfig config;
@@ -130,14 +129,14 @@ public final class StorageNode implements AutoCloseable {
             this.engines = Collections.unmodifiableMap(opened);
             this.failedAtOpen = Collections.unmodifiableMap(failed);
             this.locks = new ChunkLocks(work);
-            client = new RpcClient(ctx, PROTOCOL, rpcOptions);
+            client = new RpcClient(ctx, StorageMessages.PROTOCOL, rpcOptions);
             this.rpc = client;
             StorageMetrics metrics = new StorageMetrics(ctx.meters());
             Replicator replicator = new Replicator(ctx, rpc, this, config.forwardTimeout());
             this.receiver = new ResyncReceiver(this, metrics);
             this.craq = new CraqService(this, replicator, metrics);
             this.worker = new ResyncWorker(this, rpcOptions, metrics);
-            RpcServer.Builder b = EchoService.register(ctx, RpcServer.builder(ctx, PROTOCOL).options(rpcOptions), 1 << 20)
+            RpcServer.Builder b = EchoService.register(ctx, RpcServer.builder(ctx, StorageMessages.PROTOCOL).options(rpcOptions), 1 << 20)
                     .handle(StorageMessages.WRITE_CHUNK, io, craq::write)
                     .handle(StorageMessages.FORWARD_UPDATE, io, craq::forward)
                     .handle(StorageMessages.READ_CHUNK, io, craq::read)

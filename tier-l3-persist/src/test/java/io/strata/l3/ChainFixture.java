@@ -9,13 +9,13 @@ import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.l3.engine.EngineOptions;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.ChainTable;
-import io.strata.placement.NodeInfo;
-import io.strata.placement.RoutingInfo;
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.ChainTable;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.StaticRoutingSource;
-import io.strata.placement.TargetInfo;
-import io.strata.placement.TargetState;
+import io.strata.protocol.routing.TargetInfo;
+import io.strata.protocol.routing.TargetState;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,7 +27,7 @@ import java.util.Map;
 /**
  * A few storage nodes in this JVM (own NodeContext each) sharing one static routing source;
  * chain c has 3 targets on nodes c, c+1, c+2 (mod n), head first. Target id = node*100 + chain.
- * The reusable cluster harness is test-support's io.strata.testing.storage.StorageCluster; this
+ * The reusable cluster harness is test-support's io.strata.harness.StorageCluster; this
  * is the module's own small one (test-support depends on this module, not the reverse).
  */
 final class ChainFixture implements AutoCloseable {

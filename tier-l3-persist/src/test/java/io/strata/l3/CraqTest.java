@@ -1,5 +1,7 @@
 package io.strata.l3;
 
+import io.strata.core.util.Eventually;
+import io.strata.protocol.storage.StorageMessages;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -18,14 +20,14 @@ import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
 import io.strata.l3.StorageClient.ChunkRead;
-import io.strata.l3.engine.Crc32c;
-import io.strata.l3.engine.RequestId;
-import io.strata.l3.engine.UpdateKind;
-import io.strata.l3.proto.ChunkRef;
-import io.strata.l3.proto.StorageMessage.ChunkStat;
-import io.strata.l3.proto.StorageMessage.ReadChunk;
-import io.strata.l3.proto.StorageMessage.WriteChunk;
-import io.strata.l3.proto.StorageMessage.WriteDone;
+import io.strata.core.util.Crc32c;
+import io.strata.protocol.storage.RequestId;
+import io.strata.protocol.storage.UpdateKind;
+import io.strata.protocol.storage.ChunkRef;
+import io.strata.protocol.storage.StorageMessage.ChunkStat;
+import io.strata.protocol.storage.StorageMessage.ReadChunk;
+import io.strata.protocol.storage.StorageMessage.WriteChunk;
+import io.strata.protocol.storage.StorageMessage.WriteDone;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -56,7 +58,7 @@ class CraqTest {
         f = new ChainFixture(dir, 31);
         client = f.client("client", StorageClientOptions.DEFAULTS);
         rawCtx = NodeContext.builder("raw").eventLoopThreads(1).build();
-        raw = new RpcClient(rawCtx, StorageNode.PROTOCOL, RpcOptions.DEFAULTS);
+        raw = new RpcClient(rawCtx, StorageMessages.PROTOCOL, RpcOptions.DEFAULTS);
     }
 
     @AfterEach
@@ -223,7 +225,7 @@ class CraqTest {
                 .when(s -> s.message().equals("ForwardUpdate") && s.peer().equals(tail)).times(1);
         ByteBuf freshBuf = Unpooled.wrappedBuffer(fresh);
         CompletableFuture<Void> w = client.writeAsync(a, 0, freshBuf, IO).whenComplete((x, e) -> freshBuf.release());
-        Await.until("stat(a, 2).pendingVersion() == 2", () -> stat(a, 2).pendingVersion() == 2);
+        Eventually.await("stat(a, 2).pendingVersion() == 2", java.time.Duration.ofSeconds(20), () -> stat(a, 2).pendingVersion() == 2);
         assertThat(stat(a, 1).pendingVersion()).isEqualTo(2);
         // head and middle are dirty: they ask the tail, which still has v1, and serve v1
         assertThat(readFrom(a, 1)).isEqualTo(old);
@@ -242,7 +244,7 @@ class CraqTest {
                 .when(s -> s.message().equals("ForwardUpdate")).times(1);
         ByteBuf thirdBuf = Unpooled.wrappedBuffer(third);
         CompletableFuture<Void> w3 = client.writeAsync(a, 0, thirdBuf, IO).whenComplete((x, e) -> thirdBuf.release());
-        Await.until("stat(a, 3).committedVersion() == 3", () -> stat(a, 3).committedVersion() == 3);
+        Eventually.await("stat(a, 3).committedVersion() == 3", java.time.Duration.ofSeconds(20), () -> stat(a, 3).committedVersion() == 3);
         assertThat(stat(a, 2).pendingVersion()).isEqualTo(3);
         assertThat(readFrom(a, 2)).as("the middle serves its pending version, committed at the tail").isEqualTo(third);
         assertThat(readFrom(a, 1)).isEqualTo(third);
@@ -259,7 +261,7 @@ class CraqTest {
                 .when(s -> s.message().equals("ForwardUpdate") && s.peer().equals(tail));
         ByteBuf twoBuf = Unpooled.wrappedBuffer(new byte[]{2});
         CompletableFuture<Void> w = client.writeAsync(a, 0, twoBuf, IO).whenComplete((x, e) -> twoBuf.release());
-        Await.until("drop.fired() >= 1", () -> drop.fired() >= 1);
+        Eventually.await("drop.fired() >= 1", java.time.Duration.ofSeconds(20), () -> drop.fired() >= 1);
         assertThat(w).isNotDone();
         // the manager (here: by hand) moves node 3 out: chain 1 becomes [1, 2] at version 2
         f.routing.update(f.routing(2 + 1, Map.of(1, List.of(1, 2))));
@@ -287,7 +289,7 @@ class CraqTest {
         assertThatThrownBy(() -> Futures.join(client.writeAsync(a, 0, two, IO.withTimeout(Duration.ofMillis(800)))))
                 .isInstanceOf(StrataException.class);
         two.release();
-        Await.until("stat(a, 1).pendingVersion() == 2", () -> stat(a, 1).pendingVersion() == 2);
+        Eventually.await("stat(a, 1).pendingVersion() == 2", java.time.Duration.ofSeconds(20), () -> stat(a, 1).pendingVersion() == 2);
         f.ctx[1].faults().disarm(drop);
         // the next write finds it, asks the tail (v1 there), rolls v2 forward to every replica, then writes v3
         write(a, 1, new byte[]{3});

@@ -1,5 +1,6 @@
 package io.strata.l3;
 
+import io.strata.core.util.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -14,14 +15,14 @@ import io.strata.core.util.Futures;
 import io.strata.l3.engine.ChunkEngine;
 import io.strata.l3.engine.ChunkMeta;
 import io.strata.l3.engine.EngineOptions;
-import io.strata.l3.engine.RequestId;
+import io.strata.protocol.storage.RequestId;
 import io.strata.l3.engine.Update;
-import io.strata.l3.engine.UpdateKind;
-import io.strata.l3.proto.ChunkSummary;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.RoutingInfo;
-import io.strata.placement.TargetInfo;
-import io.strata.placement.TargetState;
+import io.strata.protocol.storage.UpdateKind;
+import io.strata.protocol.storage.ChunkSummary;
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.RoutingInfo;
+import io.strata.protocol.routing.TargetInfo;
+import io.strata.protocol.routing.TargetState;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -169,7 +170,7 @@ class ResyncTest {
             CompletableFuture<Long> synced = awaitSynced(f, 3);
             publish(f, 3, List.of(1, 2, 3), Map.of(3, TargetState.SYNCING));
             assertThat(Futures.join(synced, Duration.ofSeconds(20))).isEqualTo(3);
-            Await.until("node 2's session done", () -> f.nodes[2].resyncs().get(C1).state() == ResyncProgress.State.DONE);
+            Eventually.await("node 2's session done", java.time.Duration.ofSeconds(20), () -> f.nodes[2].resyncs().get(C1).state() == ResyncProgress.State.DONE);
             ResyncProgress pr = f.nodes[2].resyncs().get(C1);
             assertThat(pr.copied()).as("a, b (tombstone), t, p and fresh copied").isEqualTo(5);
             assertThat(pr.removed()).as("the chunk only node 3 had").isEqualTo(1);
@@ -206,7 +207,7 @@ class ResyncTest {
             byte[] v1 = new byte[60_000];
             new Random(2).nextBytes(v1);
             CompletableFuture<Void> w = CompletableFuture.runAsync(() -> write(c, late, 0, v1));
-            Await.until("node 2 storing the write as tail", () -> slow.fired() == 1);
+            Eventually.await("node 2 storing the write as tail", java.time.Duration.ofSeconds(20), () -> slow.fired() == 1);
             f.restart(3);
             CompletableFuture<Long> synced = awaitSynced(f, 3);
             publish(f, 3, List.of(1, 2, 3), Map.of(3, TargetState.SYNCING));
@@ -214,7 +215,7 @@ class ResyncTest {
             assertThat(Futures.join(synced, Duration.ofSeconds(30))).isEqualTo(3);
             publish(f, 4, List.of(1, 2, 3), Map.of());
             // a replica answers before it records its own commit (craq.md): let those records land
-            Await.until("no pending version left", () -> java.util.stream.IntStream.of(1, 2, 3)
+            Eventually.await("no pending version left", java.time.Duration.ofSeconds(20), () -> java.util.stream.IntStream.of(1, 2, 3)
                     .allMatch(n -> list(c, n).stream().allMatch(s -> s.pendingVersion() == 0)));
             assertIdentical(c, 1, 2, 3);
             assertThat(read(c, late, 3)).as("the write stored by the old tail, read from the synced target").isEqualTo(v1);
@@ -267,7 +268,7 @@ class ResyncTest {
             try {
                 f.restart(3);
                 publish(f, 3, List.of(1, 2, 3), Map.of(3, TargetState.SYNCING));
-                Await.until("the sync under way", () -> {
+                Eventually.await("the sync under way", java.time.Duration.ofSeconds(20), () -> {
                     ResyncProgress p = f.nodes[2].resyncs().get(C1);
                     return p != null && p.copied() >= 3;
                 });
@@ -276,7 +277,7 @@ class ResyncTest {
                 publish(f, 4, List.of(1, 2, 3), Map.of(3, TargetState.OFFLINE));
                 f.restart(3);
                 publish(f, 5, List.of(1, 2, 3), Map.of(3, TargetState.SYNCING));
-                Await.until("the second sync under way", () -> {
+                Eventually.await("the second sync under way", java.time.Duration.ofSeconds(20), () -> {
                     ResyncProgress p = f.nodes[2].resyncs().get(C1);
                     return p != null && p.chainVersion() == 5 && p.copied() >= 3;
                 });
@@ -286,10 +287,10 @@ class ResyncTest {
                 f.stop(2);
                 publish(f, 6, List.of(1, 3, 2), Map.of(3, TargetState.SYNCING, 2, TargetState.OFFLINE));
                 assertThat(Futures.join(synced, Duration.ofSeconds(30))).isEqualTo(6);
-                Await.until("node 1's session done", () -> f.nodes[1].resyncs().get(C1).state() == ResyncProgress.State.DONE);
+                Eventually.await("node 1's session done", java.time.Duration.ofSeconds(20), () -> f.nodes[1].resyncs().get(C1).state() == ResyncProgress.State.DONE);
                 publish(f, 7, List.of(1, 3, 2), Map.of(2, TargetState.OFFLINE));
                 int before = m.acked.get();
-                Await.until("writes acknowledged with node 3 serving", () -> m.acked.get() > before + 5);
+                Eventually.await("writes acknowledged with node 3 serving", java.time.Duration.ofSeconds(20), () -> m.acked.get() > before + 5);
                 // node 2 returns and is synced from node 3, the last serving target
                 f.restart(2);
                 CompletableFuture<Long> synced2 = awaitSynced(f, 2);

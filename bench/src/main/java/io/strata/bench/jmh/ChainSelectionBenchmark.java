@@ -4,7 +4,7 @@ import io.strata.core.ChainId;
 import io.strata.core.InodeId;
 import io.strata.namespace.ChainChooser;
 import io.strata.namespace.ChainTables;
-import io.strata.namespace.Layout;
+import io.strata.protocol.meta.Layout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

@@ -3,7 +3,7 @@ package io.strata.bench.jmh;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.strata.core.rpc.EchoService;
-import io.strata.l3.engine.Crc32c;
+import io.strata.core.util.Crc32c;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;

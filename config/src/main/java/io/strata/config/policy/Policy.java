@@ -30,7 +30,7 @@ public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean 
                      Duration writeBackMaxAge, DataSize writeBackMaxBytes, QosClass qos,
                      Optional<Duration> ttl, boolean pin) {
 
-    public static final int MAX_STRIPE_WIDTH = 4096;
+    public static final int MAX_STRIPE_WIDTH = io.strata.core.tier.FileChunks.MAX_STRIPE_WIDTH;
 
     /** The root's policy when nobody set one. */
     public static final Policy DEFAULT = new Policy(DataSize.ofMiB(1), 4, 3, true, L2Mode.OFF, Durability.L3,

@@ -14,6 +14,9 @@ import java.util.List;
  * the garbage collector and truncate.
  */
 public record FileChunks(InodeId inode, int chunkSize, List<ChainId> chains) {
+    /** The most chains one file's chunks are spread over (policy field {@code stripe.width}). */
+    public static final int MAX_STRIPE_WIDTH = 4096;
+
     public FileChunks {
         if (inode == null || chains == null || chains.isEmpty()) {
             throw new IllegalArgumentException("file chunks need an inode and at least one chain");

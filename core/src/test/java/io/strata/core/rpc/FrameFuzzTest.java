@@ -8,7 +8,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.strata.core.NodeContext;
-import io.strata.core.testing.LeakCheckExtension;
+import io.strata.core.testing.CoreLeakCheck;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -50,7 +50,7 @@ class FrameFuzzTest {
     @AfterContainer
     static void stop() throws InterruptedException {
         ctx.close();
-        LeakCheckExtension.assertNoLeaks("FrameFuzzTest");
+        CoreLeakCheck.assertNoLeaks("FrameFuzzTest");
     }
 
     private static EmbeddedChannel connection() {

@@ -1,5 +1,6 @@
 package io.strata.namespace.service;
 
+import io.strata.protocol.meta.MetaMessages;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
 import io.strata.core.rpc.CoreMessages;
@@ -26,8 +27,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class MetaServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MetaServer.class);
-    /** What a meta service speaks: the core messages (ping) and the meta messages. */
-    public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, MetaMessages.TYPES);
 
     private final KvStore store;
     private final MetaStore meta;
@@ -49,7 +48,7 @@ public final class MetaServer implements AutoCloseable {
         try {
             meta = new MetaStore(ctx, store, tables != null ? tables : cfg.chainTables(), reclaimer, cfg.options());
             InetSocketAddress listen = new InetSocketAddress(cfg.node().listen().getHostString(), cfg.node().listen().getPort());
-            RpcServer.Builder b = RpcServer.builder(ctx, PROTOCOL).options(cfg.node().rpc());
+            RpcServer.Builder b = RpcServer.builder(ctx, MetaMessages.PROTOCOL).options(cfg.node().rpc());
             EchoService.register(ctx, b, 1 << 20);
             RpcServer server = MetaService.register(b, meta).bind(listen);
             if (cfg.chainTables().tables().isEmpty() && tables == null) {

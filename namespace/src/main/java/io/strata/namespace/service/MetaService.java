@@ -1,19 +1,20 @@
 package io.strata.namespace.service;
 
+import io.strata.protocol.meta.MetaMessages;
 import io.strata.core.rpc.Reply;
 import io.strata.core.rpc.RpcServer;
-import io.strata.namespace.DirPage;
-import io.strata.namespace.Meta;
-import io.strata.namespace.PolicyInfo;
-import io.strata.namespace.service.MetaMessage.Attrs;
-import io.strata.namespace.service.MetaMessage.Done;
-import io.strata.namespace.service.MetaMessage.LinkTarget;
-import io.strata.namespace.service.MetaMessage.Listing;
-import io.strata.namespace.service.MetaMessage.Opened;
-import io.strata.namespace.service.MetaMessage.PolicyReply;
-import io.strata.namespace.service.MetaMessage.StatFsReply;
-import io.strata.namespace.service.MetaMessage.XattrNames;
-import io.strata.namespace.service.MetaMessage.XattrValue;
+import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.Meta;
+import io.strata.protocol.meta.PolicyInfo;
+import io.strata.protocol.meta.MetaMessage.Attrs;
+import io.strata.protocol.meta.MetaMessage.Done;
+import io.strata.protocol.meta.MetaMessage.LinkTarget;
+import io.strata.protocol.meta.MetaMessage.Listing;
+import io.strata.protocol.meta.MetaMessage.Opened;
+import io.strata.protocol.meta.MetaMessage.PolicyReply;
+import io.strata.protocol.meta.MetaMessage.StatFsReply;
+import io.strata.protocol.meta.MetaMessage.XattrNames;
+import io.strata.protocol.meta.MetaMessage.XattrValue;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -104,7 +105,7 @@ public final class MetaService {
                 });
     }
 
-    private static CompletableFuture<Reply> attrs(CompletableFuture<io.strata.namespace.InodeAttrs> f) {
+    private static CompletableFuture<Reply> attrs(CompletableFuture<io.strata.protocol.meta.InodeAttrs> f) {
         return f.thenApply(a -> Reply.of(new Attrs(a)));
     }
 

@@ -2,7 +2,7 @@ package io.strata.namespace.kv;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.strata.core.testing.Fdb;
+import io.strata.testing.Fdb;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.BeforeAll;
 

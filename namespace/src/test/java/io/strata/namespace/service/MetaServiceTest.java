@@ -1,5 +1,7 @@
 package io.strata.namespace.service;
 
+import io.strata.protocol.meta.MetaClient;
+import io.strata.protocol.meta.MetaMessages;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,16 +14,16 @@ import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.rpc.RpcServer;
 import io.strata.core.util.Futures;
-import io.strata.namespace.Caller;
+import io.strata.protocol.meta.Caller;
 import io.strata.namespace.ChunkReclaimer;
-import io.strata.namespace.DirPage;
-import io.strata.namespace.InodeAttrs;
+import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InodeAttrs;
 import io.strata.namespace.MetaStore;
-import io.strata.namespace.OpenFlags;
-import io.strata.namespace.OpenResult;
-import io.strata.namespace.RequestId;
-import io.strata.namespace.SetAttr;
-import io.strata.namespace.StatFs;
+import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.OpenResult;
+import io.strata.protocol.meta.RequestId;
+import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.StatFs;
 import io.strata.namespace.StaticChainTables;
 import io.strata.namespace.kv.LmdbKvStore;
 import io.strata.testing.TestNodes;
@@ -63,9 +65,9 @@ class MetaServiceTest {
         MetaStore.Options o = MetaStore.Options.DEFAULTS.withGc(Duration.ZERO, Duration.ZERO);
         metaA = new MetaStore(ctxA, kv, StaticChainTables.uniform(6), ChunkReclaimer.NONE, o);
         metaB = new MetaStore(ctxB, kv, StaticChainTables.uniform(6), ChunkReclaimer.NONE, o);
-        a = MetaService.register(RpcServer.builder(ctxA, MetaServer.PROTOCOL), metaA).bind("127.0.0.1", 0);
-        b = MetaService.register(RpcServer.builder(ctxB, MetaServer.PROTOCOL), metaB).bind("127.0.0.1", 0);
-        rpc = new RpcClient(clientCtx, MetaServer.PROTOCOL, RpcOptions.DEFAULTS);
+        a = MetaService.register(RpcServer.builder(ctxA, MetaMessages.PROTOCOL), metaA).bind("127.0.0.1", 0);
+        b = MetaService.register(RpcServer.builder(ctxB, MetaMessages.PROTOCOL), metaB).bind("127.0.0.1", 0);
+        rpc = new RpcClient(clientCtx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS);
         client = new MetaClient(clientCtx, rpc, List.of(a.address(), b.address()), Duration.ofSeconds(2), 6);
     }
 

@@ -4,19 +4,19 @@ import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.TargetId;
-import io.strata.placement.ChainInfo;
-import io.strata.placement.NodeInfo;
-import io.strata.placement.RoutingInfo;
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.RoutingSource;
-import io.strata.placement.TargetInfo;
-import io.strata.placement.TargetState;
-import io.strata.placement.chains.LocalState;
-import io.strata.placement.mgmtd.MgmtdClient;
-import io.strata.placement.mgmtd.MgmtdCommand.TargetReport;
-import io.strata.placement.mgmtd.MgmtdMessage.Heartbeat;
-import io.strata.placement.mgmtd.MgmtdMessage.LeaseGranted;
-import io.strata.placement.mgmtd.MgmtdMessage.RegisterNode;
-import io.strata.placement.mgmtd.NodeRole;
+import io.strata.protocol.routing.TargetInfo;
+import io.strata.protocol.routing.TargetState;
+import io.strata.protocol.routing.LocalState;
+import io.strata.protocol.mgmtd.MgmtdClient;
+import io.strata.protocol.mgmtd.TargetReport;
+import io.strata.protocol.mgmtd.MgmtdMessage.Heartbeat;
+import io.strata.protocol.mgmtd.MgmtdMessage.LeaseGranted;
+import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
+import io.strata.protocol.mgmtd.NodeRole;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,7 +87,7 @@ public final class StorageAgent implements AutoCloseable {
     /**
      * Starts the agent: registers (retrying until the manager answers), then heartbeats at the
      * interval the manager asks for. {@code routing} is the node's routing source (a
-     * {@link io.strata.placement.mgmtd.ManagerRoutingSource}), watched for this node's targets.
+     * {@link io.strata.placement.ManagerRoutingSource}), watched for this node's targets.
      */
     public static StorageAgent start(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, List<TargetId> targets) {
         StorageAgent a = new StorageAgent(ctx, client, routing, node, targets);

@@ -1,5 +1,8 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.Applied;
+import io.strata.core.util.Crc32c;
+import io.strata.protocol.storage.UpdateKind;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
@@ -368,7 +371,7 @@ public final class ChunkEngine implements AutoCloseable {
      * <p>{@code data} is <b>borrowed</b> until the future completes.
      */
     public CompletableFuture<ChunkMeta> installAsync(ChunkMeta base, int chunkSize, ChunkVersion like, ByteBuf data,
-                                                     List<ChunkMeta.Applied> recent, long chainVersion) {
+                                                     List<Applied> recent, long chainVersion) {
         try {
             checkOpen();
             checkHealthy();

@@ -1,5 +1,8 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.Applied;
+import io.strata.protocol.storage.ChunkSummary;
+import io.strata.protocol.storage.RequestId;
 import io.strata.core.ChunkId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
@@ -23,12 +26,8 @@ import java.util.Optional;
 public record ChunkMeta(ChunkId id, int chunkSize, long chainVersion, ChunkVersion committed, ChunkVersion pending,
                         List<Applied> recent) {
     /** How many recent request ids a chunk remembers. */
-    public static final int RECENT = 8;
+    public static final int RECENT = Applied.REMEMBERED;
     private static final int FORMAT = 1;
-
-    /** A request id and the version it produced. */
-    public record Applied(RequestId request, long version) {
-    }
 
     public ChunkMeta {
         recent = List.copyOf(recent);
@@ -209,5 +208,13 @@ public record ChunkMeta(ChunkId id, int chunkSize, long chainVersion, ChunkVersi
     public String toString() {
         return "ChunkMeta[" + id + ", size " + chunkSize + ", chain v" + chainVersion + ", committed " + committed
                 + ", pending " + pending + "]";
+    }
+
+    /** What resync compares: this chunk's summary on the wire. */
+    public ChunkSummary summary() {
+        ChunkVersion c = committed;
+        return new ChunkSummary(id.inode().value(), id.index(), chunkSize, chainVersion,
+                c == null ? 0 : c.version(), c == null ? RequestId.NONE : c.request(), c == null ? 0 : c.length(),
+                c == null ? 0 : c.crc(), c != null && c.removed(), pending == null ? 0 : pending.version(), ChunkSummary.recentHash(recent));
     }
 }

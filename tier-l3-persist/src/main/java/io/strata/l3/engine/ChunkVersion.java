@@ -1,5 +1,6 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.RequestId;
 import java.util.Arrays;
 
 /**

@@ -1,5 +1,8 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.RequestId;
+import io.strata.protocol.storage.UpdateKind;
+
 /**
  * One change to a chunk as the engine applies it. {@code length} is the payload length for
  * WRITE and REPLACE, the new chunk length for TRUNCATE, and 0 for REMOVE; {@code offset} only

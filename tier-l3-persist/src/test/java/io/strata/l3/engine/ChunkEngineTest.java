@@ -1,5 +1,8 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.Applied;
+import io.strata.protocol.storage.RequestId;
+import io.strata.protocol.storage.UpdateKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -220,7 +223,7 @@ class ChunkEngineTest {
         ChunkId id = ChunkId.of(-5L, 77);
         ChunkVersion c = new ChunkVersion(4, 17, 70_000, 123, new int[]{1, 2}, false, new RequestId(1, 2));
         ChunkVersion p = new ChunkVersion(5, 18, 0, 0, new int[0], true, new RequestId(3, 4));
-        ChunkMeta m = new ChunkMeta(id, MIB, 9, c, p, List.of(new ChunkMeta.Applied(new RequestId(3, 4), 5)));
+        ChunkMeta m = new ChunkMeta(id, MIB, 9, c, p, List.of(new Applied(new RequestId(3, 4), 5)));
         java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(m.encodedSize());
         m.encode(b);
         assertThat(b.hasRemaining()).isFalse();

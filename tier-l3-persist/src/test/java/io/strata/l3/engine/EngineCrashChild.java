@@ -1,5 +1,6 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.UpdateKind;
 import io.netty.buffer.Unpooled;
 import io.strata.core.ChunkId;
 import io.strata.core.fault.Fault;

@@ -1,5 +1,7 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.RequestId;
+import io.strata.protocol.storage.UpdateKind;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.strata.core.ChunkId;

@@ -1,5 +1,6 @@
 package io.strata.l3.engine;
 
+import io.strata.protocol.storage.UpdateKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,0 +1,64 @@
+package io.strata.harness;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.strata.core.NodeContext;
+import io.strata.core.NodeId;
+import io.strata.core.TargetId;
+import io.strata.core.util.Futures;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.TargetState;
+import io.strata.placement.agent.StorageAgent;
+import io.strata.placement.ManagerRoutingSource;
+import io.strata.protocol.mgmtd.MgmtdClient;
+import io.strata.core.util.Eventually;
+import io.strata.testing.TestNodes;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MiniMgmtdClusterTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void agentsRegisterGetAChainTableAndSurviveAManagerRestart() throws Exception {
+        Duration t = Duration.ofSeconds(30);
+        List<AutoCloseable> closers = new ArrayList<>();
+        try (MiniMgmtdCluster m = MiniMgmtdCluster.builder(dir).peers(1).lease(Duration.ofSeconds(5)).autoTable(3).start()) {
+            List<StorageAgent> agents = new ArrayList<>();
+            List<ManagerRoutingSource> sources = new ArrayList<>();
+            for (int i = 1; i <= 3; i++) {
+                NodeContext ctx = TestNodes.context("storage-" + i, 5);
+                MgmtdClient c = new MgmtdClient(ctx, m.addresses());
+                ManagerRoutingSource r = ManagerRoutingSource.start(ctx, c);
+                StorageAgent a = StorageAgent.start(ctx, c, r, new NodeInfo(NodeId.of(i), "127.0.0.1", 9300 + i, Map.of()),
+                        List.of(TargetId.of(i * 10L)));
+                closers.addAll(List.of(ctx, c, r, a));
+                agents.add(a);
+                sources.add(r);
+            }
+            Eventually.await("chain of 3 serving", t, () -> sources.get(0).current().latestTable(3).isPresent()
+                    && sources.get(0).current().targets().values().stream().allMatch(x -> x.state() == TargetState.SERVING));
+            long v = m.peer(0).routing().version();
+            // the manager restarts from its disk; the agents keep their gate and carry on
+            m.stop(0);
+            m.start(0);
+            m.awaitLeader(t);
+            // at least the state it had (leases that ran out while it was down may have moved it on since)
+            Eventually.await("state back", t, () -> m.peer(0).routing().version() >= v);
+            assertThat(m.peer(0).routing().latestTable(3)).isPresent();
+            Eventually.await("agents heartbeat again", t, () -> agents.stream().allMatch(StorageAgent::mayServeWrites));
+            Eventually.await("targets serving again", t,
+                    () -> m.peer(0).routing().targets().values().stream().allMatch(x -> x.state() == TargetState.SERVING));
+        } finally {
+            for (int i = closers.size() - 1; i >= 0; i--) {
+                closers.get(i).close();
+            }
+        }
+    }
+}

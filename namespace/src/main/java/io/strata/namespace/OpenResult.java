@@ -1,5 +1,0 @@
-package io.strata.namespace;
-
-/** An open file: the session to close it with, and its attributes (layout, length, dataVersion). */
-public record OpenResult(long sessionId, InodeAttrs attrs) {
-}

@@ -1,0 +1,91 @@
+package io.strata.protocol.meta;
+
+import io.strata.core.InodeId;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The namespace operations, each one transaction. Implemented in-process by {@link MetaStore}
+ * and remotely by the meta service's client ({@code io.strata.protocol.meta.MetaClient}), so
+ * code written against this interface runs either way.
+ *
+ * <p>Failures complete the future with a {@link io.strata.core.StrataException} whose status is
+ * errno-like (NOT_FOUND, ALREADY_EXISTS, NOT_A_DIRECTORY, IS_A_DIRECTORY, DIRECTORY_NOT_EMPTY,
+ * PERMISSION_DENIED, NOT_PERMITTED, NAME_TOO_LONG, INVALID_NAME, ...); a failed operation has
+ * written nothing. Read-write operations take a {@link RequestId}: retrying with the same id
+ * (after a timeout, on another meta instance) applies the operation once and returns the first
+ * result.
+ */
+public interface Meta {
+    /** The child {@code name} of directory {@code parent} ("." and ".." allowed). Needs x on parent. */
+    CompletableFuture<InodeAttrs> lookupAsync(Caller c, InodeId parent, String name);
+
+    CompletableFuture<InodeAttrs> getattrAsync(Caller c, InodeId inode);
+
+    /** An absolute path, following symlinks (at most 40); x needed on every directory passed. */
+    CompletableFuture<InodeAttrs> resolveAsync(Caller c, String path);
+
+    CompletableFuture<InodeAttrs> setattrAsync(Caller c, InodeId inode, SetAttr attrs, RequestId req);
+
+    /**
+     * Creates a regular file with its layout fixed from the parent's effective policy. When the
+     * name exists: ALREADY_EXISTS if {@code exclusive}, else the existing file is returned.
+     */
+    CompletableFuture<InodeAttrs> createAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, RequestId req);
+
+    CompletableFuture<InodeAttrs> mkdirAsync(Caller c, InodeId parent, String name, int mode, RequestId req);
+
+    CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req);
+
+    CompletableFuture<String> readlinkAsync(Caller c, InodeId inode);
+
+    /** A new name for a file or symlink (directories: NOT_PERMITTED). */
+    CompletableFuture<InodeAttrs> linkAsync(Caller c, InodeId inode, InodeId newParent, String newName, RequestId req);
+
+    CompletableFuture<Void> unlinkAsync(Caller c, InodeId parent, String name, RequestId req);
+
+    CompletableFuture<Void> rmdirAsync(Caller c, InodeId parent, String name, RequestId req);
+
+    /**
+     * Moves {@code srcParent/srcName} to {@code dstParent/dstName} atomically, replacing a target
+     * as POSIX rename(2) does (unless {@code noReplace}); a directory cannot move into its own
+     * subtree (INVALID_ARGUMENT).
+     */
+    CompletableFuture<Void> renameAsync(Caller c, InodeId srcParent, String srcName, InodeId dstParent, String dstName,
+                                        boolean noReplace, RequestId req);
+
+    /** Up to {@code limit} entries after name {@code after} (null: from the start). */
+    CompletableFuture<DirPage> readdirAsync(Caller c, InodeId dir, String after, int limit, boolean withAttrs);
+
+    /** Opens a file ({@link OpenFlags}); the session keeps an unlinked file's data until closed. */
+    CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req);
+
+    /**
+     * Ends a session. When {@code wrote}, the file's length becomes the larger of its length and
+     * {@code writtenLength} (the end of the furthest byte this session wrote) and dataVersion is
+     * bumped. Returns the attributes after the close.
+     */
+    CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req);
+
+    /** Publishes writes like close, keeping the session open. */
+    CompletableFuture<InodeAttrs> fsyncAsync(Caller c, InodeId inode, long session, long writtenLength, RequestId req);
+
+    CompletableFuture<StatFs> statfsAsync(Caller c);
+
+    CompletableFuture<byte[]> getxattrAsync(Caller c, InodeId inode, String name);
+
+    CompletableFuture<Void> setxattrAsync(Caller c, InodeId inode, String name, byte[] value, int flags, RequestId req);
+
+    CompletableFuture<List<String>> listxattrAsync(Caller c, InodeId inode);
+
+    CompletableFuture<Void> removexattrAsync(Caller c, InodeId inode, String name, RequestId req);
+
+    /** The directory's own overrides and every field's effective value and source. */
+    CompletableFuture<PolicyInfo> policyGetAsync(Caller c, InodeId dir);
+
+    /**
+     * Changes the directory's overrides ("key=value", "key=inherit" to drop one); only its owner
+     * or root. Applies to files created afterwards; existing files keep their layout.
+     */
+    CompletableFuture<PolicyInfo> policySetAsync(Caller c, InodeId dir, List<String> assignments, RequestId req);
+}

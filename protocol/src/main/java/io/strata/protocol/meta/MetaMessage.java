@@ -1,0 +1,134 @@
+package io.strata.protocol.meta;
+
+import io.strata.core.InodeId;
+import io.strata.core.rpc.Message;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Messages of the meta service (wire tags 300-399: requests 300-349, replies 350-399), one per
+ * {@link io.strata.protocol.meta.Meta} operation. Every read-write request carries the
+ * {@link RequestId} that makes its retries safe. Codecs are in {@link MetaMessages}.
+ */
+public sealed interface MetaMessage extends Message {
+    record Lookup(Caller caller, InodeId parent, String name) implements MetaMessage {
+    }
+
+    record GetAttr(Caller caller, InodeId inode) implements MetaMessage {
+    }
+
+    record Resolve(Caller caller, String path) implements MetaMessage {
+    }
+
+    record SetAttrs(Caller caller, InodeId inode, SetAttr attrs, RequestId req) implements MetaMessage {
+    }
+
+    record Create(Caller caller, InodeId parent, String name, int mode, boolean exclusive, RequestId req) implements MetaMessage {
+    }
+
+    record Mkdir(Caller caller, InodeId parent, String name, int mode, RequestId req) implements MetaMessage {
+    }
+
+    record Symlink(Caller caller, InodeId parent, String name, String target, RequestId req) implements MetaMessage {
+    }
+
+    record ReadLink(Caller caller, InodeId inode) implements MetaMessage {
+    }
+
+    record Link(Caller caller, InodeId inode, InodeId newParent, String newName, RequestId req) implements MetaMessage {
+    }
+
+    record Unlink(Caller caller, InodeId parent, String name, RequestId req) implements MetaMessage {
+    }
+
+    record Rmdir(Caller caller, InodeId parent, String name, RequestId req) implements MetaMessage {
+    }
+
+    record Rename(Caller caller, InodeId srcParent, String srcName, InodeId dstParent, String dstName, boolean noReplace,
+                  RequestId req) implements MetaMessage {
+    }
+
+    /** {@code after} "" lists from the start. */
+    record ReadDir(Caller caller, InodeId dir, String after, int limit, boolean withAttrs) implements MetaMessage {
+    }
+
+    record Open(Caller caller, InodeId inode, int flags, long clientId, RequestId req) implements MetaMessage {
+    }
+
+    record Close(Caller caller, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req) implements MetaMessage {
+    }
+
+    record Fsync(Caller caller, InodeId inode, long session, long writtenLength, RequestId req) implements MetaMessage {
+    }
+
+    record StatFsRequest(Caller caller) implements MetaMessage {
+    }
+
+    record GetXattr(Caller caller, InodeId inode, String name) implements MetaMessage {
+    }
+
+    record SetXattr(Caller caller, InodeId inode, String name, byte[] value, int flags, RequestId req) implements MetaMessage {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SetXattr s && s.caller.equals(caller) && s.inode.equals(inode) && s.name.equals(name)
+                    && Arrays.equals(s.value, value) && s.flags == flags && s.req.equals(req);
+        }
+
+        @Override
+        public int hashCode() {
+            return inode.hashCode() * 31 + name.hashCode() + Arrays.hashCode(value);
+        }
+    }
+
+    record ListXattr(Caller caller, InodeId inode) implements MetaMessage {
+    }
+
+    record RemoveXattr(Caller caller, InodeId inode, String name, RequestId req) implements MetaMessage {
+    }
+
+    record PolicyGet(Caller caller, InodeId dir) implements MetaMessage {
+    }
+
+    record PolicySet(Caller caller, InodeId dir, List<String> assignments, RequestId req) implements MetaMessage {
+    }
+
+    // ---- replies ---------------------------------------------------------------------------
+
+    record Attrs(InodeAttrs attrs) implements MetaMessage {
+    }
+
+    record Done() implements MetaMessage {
+    }
+
+    record LinkTarget(String target) implements MetaMessage {
+    }
+
+    /** {@code next} "" when the listing is complete. */
+    record Listing(List<DirEntry> entries, String next) implements MetaMessage {
+    }
+
+    record Opened(long session, InodeAttrs attrs) implements MetaMessage {
+    }
+
+    record StatFsReply(long inodes, long bytes) implements MetaMessage {
+    }
+
+    record XattrValue(byte[] value) implements MetaMessage {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof XattrValue x && Arrays.equals(x.value, value);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(value);
+        }
+    }
+
+    record XattrNames(List<String> names) implements MetaMessage {
+    }
+
+    record PolicyReply(String path, Map<String, String> overrides, List<PolicyInfo.Field> effective) implements MetaMessage {
+    }
+}

@@ -1,0 +1,445 @@
+package io.strata.protocol.meta;
+
+import io.netty.buffer.ByteBuf;
+import io.strata.core.InodeId;
+import io.strata.core.rpc.CoreMessages;
+import io.strata.core.rpc.MessageType;
+import io.strata.core.rpc.Protocol;
+import io.strata.core.rpc.Wire;
+import io.strata.protocol.meta.MetaMessage.Attrs;
+import io.strata.protocol.meta.MetaMessage.Close;
+import io.strata.protocol.meta.MetaMessage.Create;
+import io.strata.protocol.meta.MetaMessage.Done;
+import io.strata.protocol.meta.MetaMessage.Fsync;
+import io.strata.protocol.meta.MetaMessage.GetAttr;
+import io.strata.protocol.meta.MetaMessage.GetXattr;
+import io.strata.protocol.meta.MetaMessage.Link;
+import io.strata.protocol.meta.MetaMessage.LinkTarget;
+import io.strata.protocol.meta.MetaMessage.ListXattr;
+import io.strata.protocol.meta.MetaMessage.Listing;
+import io.strata.protocol.meta.MetaMessage.Lookup;
+import io.strata.protocol.meta.MetaMessage.Mkdir;
+import io.strata.protocol.meta.MetaMessage.Open;
+import io.strata.protocol.meta.MetaMessage.Opened;
+import io.strata.protocol.meta.MetaMessage.PolicyGet;
+import io.strata.protocol.meta.MetaMessage.PolicyReply;
+import io.strata.protocol.meta.MetaMessage.PolicySet;
+import io.strata.protocol.meta.MetaMessage.ReadDir;
+import io.strata.protocol.meta.MetaMessage.ReadLink;
+import io.strata.protocol.meta.MetaMessage.RemoveXattr;
+import io.strata.protocol.meta.MetaMessage.Rename;
+import io.strata.protocol.meta.MetaMessage.Resolve;
+import io.strata.protocol.meta.MetaMessage.Rmdir;
+import io.strata.protocol.meta.MetaMessage.SetAttrs;
+import io.strata.protocol.meta.MetaMessage.SetXattr;
+import io.strata.protocol.meta.MetaMessage.StatFsRequest;
+import io.strata.protocol.meta.MetaMessage.StatFsReply;
+import io.strata.protocol.meta.MetaMessage.Symlink;
+import io.strata.protocol.meta.MetaMessage.Unlink;
+import io.strata.protocol.meta.MetaMessage.XattrNames;
+import io.strata.protocol.meta.MetaMessage.XattrValue;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Wire types of {@link MetaMessage} (tags 300-399). Strings are bounded generously on the wire
+ * (names up to {@value #MAX_NAME} bytes) so that an over-long name reaches the service and gets
+ * its errno-style status (NAME_TOO_LONG) instead of a dropped frame.
+ */
+public final class MetaMessages {
+    static final int MAX_NAME = 4096;
+    static final int MAX_PATH = 64 * 1024;
+    static final int MAX_ENTRIES = 10_000;
+    static final int MAX_XATTR = 64 * 1024 + 1;
+
+    private MetaMessages() {
+    }
+
+    // ---- field codecs ----------------------------------------------------------------------
+
+    static void caller(ByteBuf out, Caller c) {
+        out.writeInt(c.uid());
+        out.writeInt(c.gid());
+        out.writeByte(c.groups().length);
+        for (int g : c.groups()) {
+            out.writeInt(g);
+        }
+    }
+
+    static Caller caller(ByteBuf in) {
+        int uid = Wire.readInt(in, "uid");
+        int gid = Wire.readInt(in, "gid");
+        int n = Wire.readU8(in, "group count");
+        if (n > Caller.MAX_GROUPS) {
+            throw new Wire.Malformed("group count " + n + " exceeds " + Caller.MAX_GROUPS);
+        }
+        Wire.need(in, n * 4, "groups");
+        int[] gs = new int[n];
+        for (int i = 0; i < n; i++) {
+            gs[i] = in.readInt();
+        }
+        return new Caller(uid, gid, gs);
+    }
+
+    static void inode(ByteBuf out, InodeId id) {
+        out.writeLong(id.value());
+    }
+
+    static InodeId inode(ByteBuf in, String what) {
+        long v = Wire.readLong(in, what);
+        if (v == 0) {
+            throw new Wire.Malformed(what + ": inode 0");
+        }
+        return InodeId.of(v);
+    }
+
+    static void req(ByteBuf out, RequestId r) {
+        out.writeLong(r.hi());
+        out.writeLong(r.lo());
+    }
+
+    static RequestId req(ByteBuf in) {
+        return new RequestId(Wire.readLong(in, "request id"), Wire.readLong(in, "request id"));
+    }
+
+    static String name(ByteBuf in) {
+        return Wire.readString(in, MAX_NAME, "name");
+    }
+
+    static void attrs(ByteBuf out, SetAttr s) {
+        int mask = (s.mode() != null ? 1 : 0) | (s.uid() != null ? 2 : 0) | (s.gid() != null ? 4 : 0)
+                | (s.size() != null ? 8 : 0) | (s.atimeNanos() != null ? 16 : 0) | (s.mtimeNanos() != null ? 32 : 0);
+        out.writeByte(mask);
+        if (s.mode() != null) {
+            out.writeInt(s.mode());
+        }
+        if (s.uid() != null) {
+            out.writeInt(s.uid());
+        }
+        if (s.gid() != null) {
+            out.writeInt(s.gid());
+        }
+        if (s.size() != null) {
+            out.writeLong(s.size());
+        }
+        if (s.atimeNanos() != null) {
+            out.writeLong(s.atimeNanos());
+        }
+        if (s.mtimeNanos() != null) {
+            out.writeLong(s.mtimeNanos());
+        }
+    }
+
+    static SetAttr attrs(ByteBuf in) {
+        int mask = Wire.readU8(in, "setattr mask");
+        if ((mask & ~63) != 0) {
+            throw new Wire.Malformed("setattr mask " + mask);
+        }
+        Integer mode = (mask & 1) != 0 ? Wire.readInt(in, "mode") : null;
+        Integer uid = (mask & 2) != 0 ? Wire.readInt(in, "uid") : null;
+        Integer gid = (mask & 4) != 0 ? Wire.readInt(in, "gid") : null;
+        Long size = (mask & 8) != 0 ? Wire.readLong(in, "size") : null;
+        Long at = (mask & 16) != 0 ? Wire.readLong(in, "atime") : null;
+        Long mt = (mask & 32) != 0 ? Wire.readLong(in, "mtime") : null;
+        return new SetAttr(mode, uid, gid, size, at, mt);
+    }
+
+    static void strings(ByteBuf out, List<String> s) {
+        out.writeInt(s.size());
+        s.forEach(x -> Wire.writeString(out, x));
+    }
+
+    static List<String> strings(ByteBuf in, int max, int maxBytes, String what) {
+        int n = Wire.readCount(in, what, max, 4);
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(Wire.readString(in, maxBytes, what));
+        }
+        return out;
+    }
+
+    // ---- requests --------------------------------------------------------------------------
+
+    public static final MessageType<Lookup> LOOKUP = MessageType.of(300, Lookup.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+            },
+            in -> new Lookup(caller(in), inode(in, "parent"), name(in)));
+    public static final MessageType<GetAttr> GET_ATTR = MessageType.of(301, GetAttr.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+            },
+            in -> new GetAttr(caller(in), inode(in, "inode")));
+    public static final MessageType<Resolve> RESOLVE = MessageType.of(302, Resolve.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                Wire.writeString(out, m.path());
+            },
+            in -> new Resolve(caller(in), Wire.readString(in, MAX_PATH, "path")));
+    public static final MessageType<SetAttrs> SET_ATTRS = MessageType.of(303, SetAttrs.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                attrs(out, m.attrs());
+                req(out, m.req());
+            },
+            in -> new SetAttrs(caller(in), inode(in, "inode"), attrs(in), req(in)));
+    public static final MessageType<Create> CREATE = MessageType.of(304, Create.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                out.writeInt(m.mode());
+                Wire.writeBool(out, m.exclusive());
+                req(out, m.req());
+            },
+            in -> new Create(caller(in), inode(in, "parent"), name(in), Wire.readInt(in, "mode"), Wire.readBool(in, "exclusive"), req(in)));
+    public static final MessageType<Mkdir> MKDIR = MessageType.of(305, Mkdir.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                out.writeInt(m.mode());
+                req(out, m.req());
+            },
+            in -> new Mkdir(caller(in), inode(in, "parent"), name(in), Wire.readInt(in, "mode"), req(in)));
+    public static final MessageType<Symlink> SYMLINK = MessageType.of(306, Symlink.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                Wire.writeString(out, m.target());
+                req(out, m.req());
+            },
+            in -> new Symlink(caller(in), inode(in, "parent"), name(in), Wire.readString(in, MAX_PATH, "target"), req(in)));
+    public static final MessageType<ReadLink> READ_LINK = MessageType.of(307, ReadLink.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+            },
+            in -> new ReadLink(caller(in), inode(in, "inode")));
+    public static final MessageType<Link> LINK = MessageType.of(308, Link.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                inode(out, m.newParent());
+                Wire.writeString(out, m.newName());
+                req(out, m.req());
+            },
+            in -> new Link(caller(in), inode(in, "inode"), inode(in, "new parent"), name(in), req(in)));
+    public static final MessageType<Unlink> UNLINK = MessageType.of(309, Unlink.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                req(out, m.req());
+            },
+            in -> new Unlink(caller(in), inode(in, "parent"), name(in), req(in)));
+    public static final MessageType<Rmdir> RMDIR = MessageType.of(310, Rmdir.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                req(out, m.req());
+            },
+            in -> new Rmdir(caller(in), inode(in, "parent"), name(in), req(in)));
+    public static final MessageType<Rename> RENAME = MessageType.of(311, Rename.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.srcParent());
+                Wire.writeString(out, m.srcName());
+                inode(out, m.dstParent());
+                Wire.writeString(out, m.dstName());
+                Wire.writeBool(out, m.noReplace());
+                req(out, m.req());
+            },
+            in -> new Rename(caller(in), inode(in, "source parent"), name(in), inode(in, "target parent"), name(in),
+                    Wire.readBool(in, "no replace"), req(in)));
+    public static final MessageType<ReadDir> READ_DIR = MessageType.of(312, ReadDir.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.dir());
+                Wire.writeString(out, m.after());
+                out.writeInt(m.limit());
+                Wire.writeBool(out, m.withAttrs());
+            },
+            in -> new ReadDir(caller(in), inode(in, "dir"), name(in), Wire.readInt(in, "limit", 1, MAX_ENTRIES), Wire.readBool(in, "with attrs")));
+    public static final MessageType<Open> OPEN = MessageType.of(313, Open.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                out.writeInt(m.flags());
+                out.writeLong(m.clientId());
+                req(out, m.req());
+            },
+            in -> new Open(caller(in), inode(in, "inode"), Wire.readInt(in, "flags"), Wire.readLong(in, "client"), req(in)));
+    public static final MessageType<Close> CLOSE = MessageType.of(314, Close.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                out.writeLong(m.session());
+                out.writeLong(m.writtenLength());
+                Wire.writeBool(out, m.wrote());
+                req(out, m.req());
+            },
+            in -> new Close(caller(in), inode(in, "inode"), Wire.readLong(in, "session"), Wire.readLong(in, "written length"),
+                    Wire.readBool(in, "wrote"), req(in)));
+    public static final MessageType<Fsync> FSYNC = MessageType.of(315, Fsync.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                out.writeLong(m.session());
+                out.writeLong(m.writtenLength());
+                req(out, m.req());
+            },
+            in -> new Fsync(caller(in), inode(in, "inode"), Wire.readLong(in, "session"), Wire.readLong(in, "written length"), req(in)));
+    public static final MessageType<StatFsRequest> STAT_FS = MessageType.of(316, StatFsRequest.class,
+            (m, out) -> caller(out, m.caller()),
+            in -> new StatFsRequest(caller(in)));
+    public static final MessageType<GetXattr> GET_XATTR = MessageType.of(317, GetXattr.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                Wire.writeString(out, m.name());
+            },
+            in -> new GetXattr(caller(in), inode(in, "inode"), name(in)));
+    public static final MessageType<SetXattr> SET_XATTR = MessageType.of(318, SetXattr.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                Wire.writeString(out, m.name());
+                Wire.writeBytes(out, m.value());
+                out.writeInt(m.flags());
+                req(out, m.req());
+            },
+            in -> new SetXattr(caller(in), inode(in, "inode"), name(in), Wire.readBytes(in, MAX_XATTR, "value"),
+                    Wire.readInt(in, "flags"), req(in)));
+    public static final MessageType<ListXattr> LIST_XATTR = MessageType.of(319, ListXattr.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+            },
+            in -> new ListXattr(caller(in), inode(in, "inode")));
+    public static final MessageType<RemoveXattr> REMOVE_XATTR = MessageType.of(320, RemoveXattr.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                Wire.writeString(out, m.name());
+                req(out, m.req());
+            },
+            in -> new RemoveXattr(caller(in), inode(in, "inode"), name(in), req(in)));
+    public static final MessageType<PolicyGet> POLICY_GET = MessageType.of(321, PolicyGet.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.dir());
+            },
+            in -> new PolicyGet(caller(in), inode(in, "dir")));
+    public static final MessageType<PolicySet> POLICY_SET = MessageType.of(322, PolicySet.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.dir());
+                strings(out, m.assignments());
+                req(out, m.req());
+            },
+            in -> new PolicySet(caller(in), inode(in, "dir"), strings(in, 64, 1024, "assignment"), req(in)));
+
+    // ---- replies ---------------------------------------------------------------------------
+
+    public static final MessageType<Attrs> ATTRS = MessageType.of(350, Attrs.class,
+            (m, out) -> Codec.writeInode(out, m.attrs()),
+            in -> new Attrs(Codec.readInode(in)));
+    public static final MessageType<Done> DONE = MessageType.of(351, Done.class,
+            (m, out) -> { },
+            in -> new Done());
+    public static final MessageType<LinkTarget> LINK_TARGET = MessageType.of(352, LinkTarget.class,
+            (m, out) -> Wire.writeString(out, m.target()),
+            in -> new LinkTarget(Wire.readString(in, MAX_PATH, "target")));
+    public static final MessageType<Listing> LISTING = MessageType.of(353, Listing.class,
+            (m, out) -> {
+                out.writeInt(m.entries().size());
+                for (DirEntry e : m.entries()) {
+                    Wire.writeString(out, e.name());
+                    inode(out, e.inode());
+                    Wire.writeEnum(out, e.type());
+                    Wire.writeBool(out, e.attrs() != null);
+                    if (e.attrs() != null) {
+                        Codec.writeInode(out, e.attrs());
+                    }
+                }
+                Wire.writeString(out, m.next());
+            },
+            in -> {
+                int n = Wire.readCount(in, "entries", MAX_ENTRIES, 15);
+                List<DirEntry> es = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    String name = name(in);
+                    InodeId id = inode(in, "entry");
+                    InodeType type = Wire.readEnum(in, InodeType.class, "entry type");
+                    InodeAttrs a = Wire.readBool(in, "has attrs") ? Codec.readInode(in) : null;
+                    es.add(new DirEntry(name, id, type, a));
+                }
+                return new Listing(es, name(in));
+            });
+    public static final MessageType<Opened> OPENED = MessageType.of(354, Opened.class,
+            (m, out) -> {
+                out.writeLong(m.session());
+                Codec.writeInode(out, m.attrs());
+            },
+            in -> new Opened(Wire.readLong(in, "session"), Codec.readInode(in)));
+    public static final MessageType<StatFsReply> STAT_FS_REPLY = MessageType.of(355, StatFsReply.class,
+            (m, out) -> {
+                out.writeLong(m.inodes());
+                out.writeLong(m.bytes());
+            },
+            in -> new StatFsReply(Wire.readLong(in, "inodes"), Wire.readLong(in, "bytes")));
+    public static final MessageType<XattrValue> XATTR_VALUE = MessageType.of(356, XattrValue.class,
+            (m, out) -> Wire.writeBytes(out, m.value()),
+            in -> new XattrValue(Wire.readBytes(in, MAX_XATTR, "value")));
+    public static final MessageType<XattrNames> XATTR_NAMES = MessageType.of(357, XattrNames.class,
+            (m, out) -> strings(out, m.names()),
+            in -> new XattrNames(strings(in, 65_536, MAX_NAME, "attribute name")));
+    public static final MessageType<PolicyReply> POLICY_REPLY = MessageType.of(358, PolicyReply.class,
+            (m, out) -> {
+                Wire.writeString(out, m.path());
+                Map<String, String> sorted = new TreeMap<>(m.overrides());
+                out.writeInt(sorted.size());
+                sorted.forEach((k, v) -> {
+                    Wire.writeString(out, k);
+                    Wire.writeString(out, v);
+                });
+                out.writeInt(m.effective().size());
+                for (PolicyInfo.Field s : m.effective()) {
+                    Wire.writeString(out, s.key());
+                    Wire.writeString(out, s.value());
+                    Wire.writeString(out, s.from());
+                }
+            },
+            in -> {
+                String path = Wire.readString(in, MAX_PATH, "path");
+                int n = Wire.readCount(in, "overrides", 64, 8);
+                Map<String, String> o = new TreeMap<>();
+                for (int i = 0; i < n; i++) {
+                    o.put(Wire.readString(in, 256, "key"), Wire.readString(in, 256, "value"));
+                }
+                int m = Wire.readCount(in, "sources", 64, 12);
+                List<PolicyInfo.Field> src = new ArrayList<>(m);
+                for (int i = 0; i < m; i++) {
+                    src.add(new PolicyInfo.Field(Wire.readString(in, 256, "field"), Wire.readString(in, 256, "value"),
+                            Wire.readString(in, MAX_PATH, "from")));
+                }
+                return new PolicyReply(path, o, src);
+            });
+
+    public static final List<MessageType<?>> TYPES = List.of(LOOKUP, GET_ATTR, RESOLVE, SET_ATTRS, CREATE, MKDIR, SYMLINK,
+            READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
+            REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
+            XATTR_NAMES, POLICY_REPLY);
+
+    /** What a meta service speaks: the core messages (ping) and the meta messages. */
+    public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
+}

@@ -1,0 +1,80 @@
+package io.strata.protocol.mgmtd;
+
+import io.strata.core.NodeId;
+import io.strata.core.TargetId;
+import io.strata.core.rpc.Message;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.RoutingInfo;
+import io.strata.protocol.routing.LocalState;
+import java.util.List;
+
+/**
+ * The cluster manager's RPC messages (wire tags 200-299, {@link MgmtdMessages}). Requests that
+ * change or read cluster state are answered by the Ratis leader only; any other manager peer
+ * answers {@code NOT_LEADER} with the leader's RPC address, which {@link MgmtdClient} follows.
+ */
+public sealed interface MgmtdMessage extends Message {
+    /** A node (re)joins: its address, labels, role, process incarnation and targets. */
+    record RegisterNode(NodeInfo node, NodeRole role, long incarnation, List<TargetId> targets) implements MgmtdMessage {
+        public RegisterNode {
+            targets = List.copyOf(targets);
+        }
+    }
+
+    /** Answer to {@link RegisterNode} and {@link Heartbeat}: the lease granted and when to heartbeat next. */
+    record LeaseGranted(long leaseMillis, long heartbeatMillis, long routingVersion) implements MgmtdMessage {
+    }
+
+    /** Renews the node's lease and carries each target's local state. */
+    record Heartbeat(NodeId node, long incarnation, List<TargetReport> reports) implements MgmtdMessage {
+        public Heartbeat {
+            reports = List.copyOf(reports);
+        }
+    }
+
+    /**
+     * Asks for routing info newer than {@code knownVersion}. With {@code waitMillis} 0 it answers
+     * at once (pull); otherwise it waits up to that long for a newer version (the push channel:
+     * a long poll that the caller renews as soon as it returns).
+     */
+    record GetRouting(long knownVersion, int waitMillis) implements MgmtdMessage {
+    }
+
+    /** Routing info (encoded with {@link io.strata.protocol.routing.RoutingCodec}). */
+    record RoutingReply(RoutingInfo routing) implements MgmtdMessage {
+    }
+
+    /** Admin: the whole cluster state. */
+    record GetStatus() implements MgmtdMessage {
+    }
+
+    /** One manager peer as the leader sees it. */
+    record PeerStatus(String id, String rpc, boolean leader) {
+    }
+
+    /** One node's lease as the leader sees it ({@code leaseLeftMillis} &lt; 0 when none is running). */
+    record NodeStatus(NodeId node, NodeRole role, long incarnation, boolean live, long leaseLeftMillis) {
+    }
+
+    /** One target's local state. */
+    record TargetStatus(TargetId target, LocalState local) {
+    }
+
+    /** Answer to {@link GetStatus}. */
+    record ClusterStatus(RoutingInfo routing, List<PeerStatus> peers, List<NodeStatus> nodes, List<TargetStatus> targets)
+            implements MgmtdMessage {
+        public ClusterStatus {
+            peers = List.copyOf(peers);
+            nodes = List.copyOf(nodes);
+            targets = List.copyOf(targets);
+        }
+    }
+
+    /** Admin: build a new version of chain table {@code tableId} from the free targets. */
+    record CreateChainTable(int tableId, int replicas) implements MgmtdMessage {
+    }
+
+    /** Answer to {@link CreateChainTable}. */
+    record ChainTableCreated(int tableId, int version, long routingVersion) implements MgmtdMessage {
+    }
+}

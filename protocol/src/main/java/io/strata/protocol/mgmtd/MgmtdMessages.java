@@ -1,0 +1,210 @@
+package io.strata.protocol.mgmtd;
+
+import io.netty.buffer.ByteBuf;
+import io.strata.core.NodeId;
+import io.strata.core.TargetId;
+import io.strata.core.rpc.CoreMessages;
+import io.strata.core.rpc.MessageType;
+import io.strata.core.rpc.Protocol;
+import io.strata.core.rpc.Wire;
+import io.strata.protocol.routing.RoutingCodec;
+import io.strata.protocol.routing.LocalState;
+import io.strata.protocol.mgmtd.MgmtdMessage.ChainTableCreated;
+import io.strata.protocol.mgmtd.MgmtdMessage.ClusterStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.CreateChainTable;
+import io.strata.protocol.mgmtd.MgmtdMessage.GetRouting;
+import io.strata.protocol.mgmtd.MgmtdMessage.GetStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.Heartbeat;
+import io.strata.protocol.mgmtd.MgmtdMessage.LeaseGranted;
+import io.strata.protocol.mgmtd.MgmtdMessage.NodeStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.PeerStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
+import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
+import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
+import java.util.ArrayList;
+import java.util.List;
+import io.strata.protocol.routing.NodeInfo;
+import java.util.Map;
+import java.util.LinkedHashMap;
+
+/** Wire types of {@link MgmtdMessage} (tags 200-299; docs/internals/placement.md lists the layouts). */
+public final class MgmtdMessages {
+    /** Most targets one node registers or reports. */
+    public static final int MAX_TARGETS = 4096;
+
+    public static final MessageType<RegisterNode> REGISTER_NODE = MessageType.of(200, RegisterNode.class,
+            (m, out) -> {
+                encodeNode(m.node(), out);
+                Wire.writeEnum(out, m.role());
+                out.writeLong(m.incarnation());
+                out.writeInt(m.targets().size());
+                m.targets().forEach(t -> out.writeLong(t.value()));
+            },
+            in -> {
+                var node = decodeNode(in);
+                NodeRole role = Wire.readEnum(in, NodeRole.class, "role");
+                long inc = Wire.readLong(in, "incarnation");
+                int k = Wire.readCount(in, "targets", MAX_TARGETS, 8);
+                List<TargetId> ts = new ArrayList<>();
+                for (int i = 0; i < k; i++) {
+                    ts.add(TargetId.of(Wire.readLong(in, "target")));
+                }
+                return new RegisterNode(node, role, inc, ts);
+            });
+    public static final MessageType<LeaseGranted> LEASE_GRANTED = MessageType.of(201, LeaseGranted.class,
+            (m, out) -> {
+                out.writeLong(m.leaseMillis());
+                out.writeLong(m.heartbeatMillis());
+                out.writeLong(m.routingVersion());
+            },
+            in -> new LeaseGranted(positive(in, "lease ms"), positive(in, "heartbeat ms"), Wire.readLong(in, "routing version")));
+    public static final MessageType<Heartbeat> HEARTBEAT = MessageType.of(202, Heartbeat.class,
+            (m, out) -> {
+                out.writeInt(m.node().value());
+                out.writeLong(m.incarnation());
+                encodeReports(m.reports(), out);
+            },
+            in -> new Heartbeat(NodeId.of(Wire.readInt(in, "node")), Wire.readLong(in, "incarnation"), decodeReports(in)));
+    public static final MessageType<GetRouting> GET_ROUTING = MessageType.of(203, GetRouting.class,
+            (m, out) -> {
+                out.writeLong(m.knownVersion());
+                out.writeInt(m.waitMillis());
+            },
+            in -> new GetRouting(Wire.readLong(in, "known version"), Wire.readInt(in, "wait ms", 0, 600_000)));
+    public static final MessageType<RoutingReply> ROUTING_REPLY = MessageType.of(204, RoutingReply.class,
+            (m, out) -> RoutingCodec.encode(m.routing(), out),
+            in -> new RoutingReply(RoutingCodec.decode(in)));
+    public static final MessageType<GetStatus> GET_STATUS = MessageType.of(205, GetStatus.class,
+            (m, out) -> { },
+            in -> new GetStatus());
+    public static final MessageType<ClusterStatus> CLUSTER_STATUS = MessageType.of(206, ClusterStatus.class,
+            MgmtdMessages::encodeStatus, MgmtdMessages::decodeStatus);
+    public static final MessageType<CreateChainTable> CREATE_CHAIN_TABLE = MessageType.of(207, CreateChainTable.class,
+            (m, out) -> {
+                out.writeInt(m.tableId());
+                out.writeByte(m.replicas());
+            },
+            in -> {
+                int id = Wire.readInt(in, "table id", 1, Integer.MAX_VALUE);
+                int r = Wire.readU8(in, "replicas");
+                if (r < 1 || r > 5) {
+                    throw new Wire.Malformed("replicas out of range [1, 5]: " + r);
+                }
+                return new CreateChainTable(id, r);
+            });
+    public static final MessageType<ChainTableCreated> CHAIN_TABLE_CREATED = MessageType.of(208, ChainTableCreated.class,
+            (m, out) -> {
+                out.writeInt(m.tableId());
+                out.writeInt(m.version());
+                out.writeLong(m.routingVersion());
+            },
+            in -> new ChainTableCreated(Wire.readInt(in, "table id", 1, Integer.MAX_VALUE),
+                    Wire.readInt(in, "table version", 1, Integer.MAX_VALUE), Wire.readLong(in, "routing version")));
+
+    public static final List<MessageType<?>> TYPES = List.of(REGISTER_NODE, LEASE_GRANTED, HEARTBEAT, GET_ROUTING, ROUTING_REPLY,
+            GET_STATUS, CLUSTER_STATUS, CREATE_CHAIN_TABLE, CHAIN_TABLE_CREATED);
+
+    /** What a cluster manager speaks: the core messages (ping) and the manager messages. */
+    public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
+
+    private MgmtdMessages() {
+    }
+
+    private static long positive(ByteBuf in, String what) {
+        long v = Wire.readLong(in, what);
+        if (v <= 0) {
+            throw new Wire.Malformed(what + " must be positive, got " + v);
+        }
+        return v;
+    }
+
+    private static void encodeStatus(ClusterStatus s, ByteBuf out) {
+        RoutingCodec.encode(s.routing(), out);
+        out.writeInt(s.peers().size());
+        for (PeerStatus p : s.peers()) {
+            Wire.writeString(out, p.id());
+            Wire.writeString(out, p.rpc());
+            Wire.writeBool(out, p.leader());
+        }
+        out.writeInt(s.nodes().size());
+        for (NodeStatus n : s.nodes()) {
+            out.writeInt(n.node().value());
+            Wire.writeEnum(out, n.role());
+            out.writeLong(n.incarnation());
+            Wire.writeBool(out, n.live());
+            out.writeLong(n.leaseLeftMillis());
+        }
+        out.writeInt(s.targets().size());
+        for (TargetStatus t : s.targets()) {
+            out.writeLong(t.target().value());
+            Wire.writeEnum(out, t.local());
+        }
+    }
+
+    private static ClusterStatus decodeStatus(ByteBuf in) {
+        var routing = RoutingCodec.decode(in);
+        int p = Wire.readCount(in, "peers", 16, 9);
+        List<PeerStatus> peers = new ArrayList<>();
+        for (int i = 0; i < p; i++) {
+            peers.add(new PeerStatus(Wire.readString(in, 256, "peer id"), Wire.readString(in, 1024, "peer rpc"), Wire.readBool(in, "leader")));
+        }
+        int n = Wire.readCount(in, "nodes", 1 << 20, 22);
+        List<NodeStatus> nodes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            nodes.add(new NodeStatus(NodeId.of(Wire.readInt(in, "node")), Wire.readEnum(in, NodeRole.class, "role"),
+                    Wire.readLong(in, "incarnation"), Wire.readBool(in, "live"), Wire.readLong(in, "lease left")));
+        }
+        int t = Wire.readCount(in, "targets", 1 << 20, 9);
+        List<TargetStatus> targets = new ArrayList<>();
+        for (int i = 0; i < t; i++) {
+            targets.add(new TargetStatus(TargetId.of(Wire.readLong(in, "target")), Wire.readEnum(in, LocalState.class, "local state")));
+        }
+        return new ClusterStatus(routing, peers, nodes, targets);
+    }
+
+    public static void encodeNode(NodeInfo n, ByteBuf out) {
+        out.writeInt(n.id().value());
+        Wire.writeString(out, n.host());
+        out.writeShort(n.port());
+        out.writeInt(n.labels().size());
+        new java.util.TreeMap<>(n.labels()).forEach((k, v) -> {
+            Wire.writeString(out, k);
+            Wire.writeString(out, v);
+        });
+    }
+
+    public static NodeInfo decodeNode(ByteBuf in) {
+        NodeId id = NodeId.of(Wire.readInt(in, "node id"));
+        String host = Wire.readString(in, 1024, "host");
+        int port = Wire.readU16(in, "port");
+        int k = Wire.readCount(in, "labels", 64, 8);
+        Map<String, String> labels = new LinkedHashMap<>();
+        for (int i = 0; i < k; i++) {
+            labels.put(Wire.readString(in, 256, "label key"), Wire.readString(in, 1024, "label value"));
+        }
+        try {
+            return new NodeInfo(id, host, port, labels);
+        } catch (IllegalArgumentException e) {
+            throw new Wire.Malformed("node: " + e.getMessage());
+        }
+    }
+
+    public static void encodeReports(List<TargetReport> reports, ByteBuf out) {
+        out.writeInt(reports.size());
+        for (TargetReport r : reports) {
+            out.writeLong(r.target().value());
+            Wire.writeEnum(out, r.local());
+            out.writeLong(r.chainVersion());
+        }
+    }
+
+    public static List<TargetReport> decodeReports(ByteBuf in) {
+        int k = Wire.readCount(in, "reports", MAX_TARGETS, 17);
+        List<TargetReport> out = new ArrayList<>();
+        for (int i = 0; i < k; i++) {
+            out.add(new TargetReport(TargetId.of(Wire.readLong(in, "target")), Wire.readEnum(in, LocalState.class, "local state"),
+                    Wire.readLong(in, "chain version")));
+        }
+        return out;
+    }
+}

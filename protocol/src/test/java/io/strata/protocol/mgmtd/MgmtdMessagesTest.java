@@ -1,0 +1,105 @@
+package io.strata.protocol.mgmtd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.strata.core.NodeId;
+import io.strata.core.TargetId;
+import io.strata.core.rpc.Message;
+import io.strata.core.rpc.MessageType;
+import io.strata.core.rpc.Protocol;
+import io.strata.core.rpc.Wire;
+import io.strata.core.ChainId;
+import io.strata.protocol.routing.ChainInfo;
+import io.strata.protocol.routing.ChainTable;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.routing.TargetInfo;
+import io.strata.protocol.routing.TargetState;
+import io.strata.protocol.routing.RoutingInfo;
+import io.strata.protocol.routing.LocalState;
+import io.strata.protocol.mgmtd.MgmtdMessage.*;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class MgmtdMessagesTest {
+    static final NodeInfo NODE = new NodeInfo(NodeId.of(3), "10.0.0.3", 9100, Map.of("rack", "r2", "host", "h3"));
+    static final List<TargetReport> REPORTS = List.of(new TargetReport(TargetId.of(301), LocalState.UP_TO_DATE, 17),
+            new TargetReport(TargetId.of(302), LocalState.OFFLINE, 0));
+
+    static List<Message> samples() {
+        RoutingInfo r = sampleRouting();
+        return List.of(
+                new RegisterNode(NODE, NodeRole.STORAGE, 42L, List.of(TargetId.of(301), TargetId.of(302))),
+                new LeaseGranted(20_000, 4_000, 9),
+                new Heartbeat(NodeId.of(3), 42L, REPORTS),
+                new GetRouting(7, 20_000),
+                new RoutingReply(r),
+                new GetStatus(),
+                new ClusterStatus(r, List.of(new PeerStatus("m1", "127.0.0.1:1", true), new PeerStatus("m2", "127.0.0.1:2", false)),
+                        List.of(new NodeStatus(NodeId.of(1), NodeRole.STORAGE, 5, true, 1234),
+                                new NodeStatus(NodeId.of(2), NodeRole.META, 6, false, -1)),
+                        List.of(new TargetStatus(TargetId.of(101), LocalState.ONLINE))),
+                new CreateChainTable(1, 3),
+                new ChainTableCreated(1, 2, 40));
+    }
+
+    @Test
+    void everyMessageRoundTripsAndRejectsEveryTruncation() {
+        Protocol p = MgmtdMessages.PROTOCOL;
+        assertThat(MgmtdMessages.TYPES).allSatisfy(t -> assertThat(t.tag()).isBetween(200, 299));
+        assertThat(samples()).hasSize(MgmtdMessages.TYPES.size());
+        for (Message m : samples()) {
+            MessageType<?> t = p.typeOf(m);
+            ByteBuf buf = Unpooled.buffer();
+            try {
+                t.encode(m, buf);
+                assertThat(p.decode(t, buf.duplicate())).as(t.name()).isEqualTo(m);
+                for (int cut = 0; cut < buf.readableBytes(); cut++) {
+                    ByteBuf part = buf.slice(0, cut);
+                    assertThatThrownBy(() -> p.decode(t, part)).as(t.name() + " cut at " + cut).isInstanceOf(Wire.Malformed.class);
+                }
+                ByteBuf longer = Unpooled.copiedBuffer(buf.duplicate(), Unpooled.wrappedBuffer(new byte[] {0}));
+                assertThatThrownBy(() -> p.decode(t, longer)).as(t.name() + " with a trailing byte").isInstanceOf(Wire.Malformed.class);
+            } finally {
+                buf.release();
+            }
+        }
+    }
+
+    @Test
+    void badFieldValuesAreRejected() {
+        ByteBuf b = Unpooled.buffer();
+        try {
+            MgmtdMessages.CREATE_CHAIN_TABLE.encode(new CreateChainTable(1, 3), b);
+            b.setByte(4, 9); // replicas 9
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.CREATE_CHAIN_TABLE, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class).hasMessageContaining("replicas");
+            b.clear();
+            MgmtdMessages.HEARTBEAT.encode(new Heartbeat(NodeId.of(3), 1, REPORTS), b);
+            b.setByte(4 + 8 + 4 + 8, 77); // first report's local-state tag
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.HEARTBEAT, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class).hasMessageContaining("local state");
+            b.clear();
+            MgmtdMessages.LEASE_GRANTED.encode(new LeaseGranted(1, 1, 1), b);
+            b.setLong(0, 0);
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.LEASE_GRANTED, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class);
+        } finally {
+            b.release();
+        }
+    }
+
+    /** Two nodes, two targets (one syncing), one chain of both, one table: as a manager would publish it. */
+    static RoutingInfo sampleRouting() {
+        NodeInfo a = new NodeInfo(NodeId.of(1), "127.0.0.1", 9101, Map.of("host", "a", "rack", "r1"));
+        NodeInfo b = new NodeInfo(NodeId.of(2), "127.0.0.1", 9102, Map.of());
+        TargetInfo t1 = new TargetInfo(TargetId.of(101), a.id(), TargetState.SERVING);
+        TargetInfo t2 = new TargetInfo(TargetId.of(201), b.id(), TargetState.SYNCING);
+        ChainInfo c = new ChainInfo(ChainId.of(1), 4, List.of(t1.id(), t2.id()));
+        return new RoutingInfo(7, Map.of(a.id(), a, b.id(), b), Map.of(t1.id(), t1, t2.id(), t2), Map.of(c.id(), c),
+                List.of(new ChainTable(1, 1, 2, List.of(c.id()))));
+    }
+}
