@@ -9,7 +9,7 @@ import io.netty.buffer.Unpooled;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.util.Futures;
 import io.strata.l3.StorageClient;
-import io.strata.l3.engine.EngineOptions;
+import io.strata.storage.engine.EngineOptions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -15,7 +15,7 @@ import io.strata.core.util.JavaProcess;
 import io.strata.l3.ReadPolicy;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
-import io.strata.l3.StorageNodeMain;
+import io.strata.storage.StorageNodeMain;
 import io.strata.core.util.Crc32c;
 import io.strata.protocol.storage.ChunkSummary;
 import io.strata.protocol.routing.ChainInfo;
@@ -90,7 +90,7 @@ public final class RecoveryBench {
                           Duration before) {
         public static Options defaults() {
             return new Options(Path.of(System.getProperty("java.io.tmpdir")), DataSize.ofMiB(4), DataSize.ofGiB(1), 2,
-                    io.strata.l3.StorageConfig.DEFAULT_RESYNC_BANDWIDTH, Duration.ofSeconds(3), Duration.ofSeconds(10));
+                    io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH, Duration.ofSeconds(3), Duration.ofSeconds(10));
         }
     }
 

@@ -1,7 +1,7 @@
 package io.strata.cli;
 
-import io.strata.l3.StorageDaemonConfig;
-import io.strata.l3.StorageNode;
+import io.strata.storage.StorageDaemonConfig;
+import io.strata.storage.StorageNode;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.InodeId;
 import io.strata.core.TargetId;
-import io.strata.l3.StorageNode;
-import io.strata.l3.engine.ChunkMeta;
+import io.strata.storage.StorageNode;
+import io.strata.storage.engine.ChunkMeta;
 import io.strata.core.util.Eventually;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -13,10 +13,10 @@ import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
-import io.strata.l3.StorageConfig;
-import io.strata.l3.StorageNode;
-import io.strata.l3.StorageNodeMain;
-import io.strata.l3.engine.EngineOptions;
+import io.strata.storage.StorageConfig;
+import io.strata.storage.StorageNode;
+import io.strata.storage.StorageNodeMain;
+import io.strata.storage.engine.EngineOptions;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.ChainTable;
 import io.strata.protocol.routing.NodeInfo;
@@ -112,7 +112,7 @@ public final class StorageCluster implements AutoCloseable {
         private EngineOptions engine = EngineOptions.DEFAULTS;
         private Duration forwardTimeout = Duration.ofSeconds(2);
         private Duration lease;
-        private DataSize resyncBandwidth = io.strata.l3.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
+        private DataSize resyncBandwidth = io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
         // short-lived test processes: C1 only and a serial GC start faster and leave the cores to the test
         private List<String> jvmArgs = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
 

@@ -15,7 +15,7 @@ import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
-import io.strata.l3.engine.ChunkEngine;
+import io.strata.storage.engine.ChunkEngine;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.TargetState;

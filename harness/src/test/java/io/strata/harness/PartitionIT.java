@@ -16,7 +16,7 @@ import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
-import io.strata.l3.StorageNode;
+import io.strata.storage.StorageNode;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.StaticRoutingSource;
 import io.strata.protocol.routing.TargetState;

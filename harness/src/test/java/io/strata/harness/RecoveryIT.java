@@ -9,7 +9,7 @@ import io.strata.core.TargetId;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
-import io.strata.l3.ResyncProgress;
+import io.strata.storage.ResyncProgress;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
 import io.strata.core.util.Crc32c;

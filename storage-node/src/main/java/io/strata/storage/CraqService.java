@@ -1,0 +1,629 @@
+package io.strata.storage;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.strata.core.ChunkId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.rpc.Payload;
+import io.strata.core.rpc.Reply;
+import io.strata.core.rpc.Request;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.storage.engine.ChunkEngine;
+import io.strata.storage.engine.ChunkMeta;
+import io.strata.storage.engine.ChunkVersion;
+import io.strata.core.util.Crc32c;
+import io.strata.protocol.storage.RequestId;
+import io.strata.storage.engine.Update;
+import io.strata.protocol.storage.UpdateKind;
+import io.strata.protocol.storage.ChunkRef;
+import io.strata.protocol.storage.StorageMessage.ChunkStat;
+import io.strata.protocol.storage.StorageMessage.ForwardUpdate;
+import io.strata.protocol.storage.StorageMessage.QueryVersion;
+import io.strata.protocol.storage.StorageMessage.ReadChunk;
+import io.strata.protocol.storage.StorageMessage.ReadDone;
+import io.strata.protocol.storage.StorageMessage.StatChunk;
+import io.strata.protocol.storage.StorageMessage.UpdateAcked;
+import io.strata.protocol.storage.StorageMessage.VersionIs;
+import io.strata.protocol.storage.StorageMessage.WriteChunk;
+import io.strata.protocol.storage.StorageMessage.WriteDone;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The CRAQ protocol on one storage node (docs/internals/craq.md).
+ *
+ * <p><b>Writes</b> enter at the head, which serialises them per chunk ({@link ChunkLocks}),
+ * stores the update durably as the pending version v+1, forwards it to the successor and, once
+ * the acknowledgement comes back, acknowledges the client and records the commit. Every other
+ * node does the same with a forwarded update; the tail stores and commits in one durable step
+ * and acknowledges. A version's content is decided once, at the head: an update is only ever
+ * forwarded with that same content (a retry, or a roll-forward of a pending version left by a
+ * crash, sent as REPLACE), so duplicates and late deliveries are harmless.
+ *
+ * <p><b>Request ids</b>: the head keeps in-flight writes by request id (a duplicate joins the
+ * original) and every replica remembers, per chunk, the last request ids it applied (a retry
+ * after completion, or after a restart, gets the original answer instead of a second write).
+ *
+ * <p><b>Reads</b> go to any serving replica. A clean chunk is served from the local committed
+ * version. A dirty one (pending version present) makes the replica ask the tail which version is
+ * committed and serve exactly that one (its committed or its pending version).
+ */
+final class CraqService {
+    /** How often a read retries when the chunk moved on while it asked the tail. */
+    private static final int READ_ATTEMPTS = 8;
+    /** A tail's answer to QueryVersion when it cannot tell (a syncing tail that has not seen the chunk yet). */
+    static final long VERSION_UNKNOWN = -1;
+
+    private final StorageNode node;
+    private final Replicator replicator;
+    private final ChunkLocks locks;
+    private final StorageMetrics metrics;
+    private final ResyncReceiver receiver;
+    private final ConcurrentHashMap<RequestId, CompletableFuture<WriteDone>> inflight = new ConcurrentHashMap<>();
+
+    CraqService(StorageNode node, Replicator replicator, StorageMetrics metrics) {
+        this.node = node;
+        this.replicator = replicator;
+        this.metrics = metrics;
+        this.receiver = node.receiver();
+        this.locks = node.locks();
+    }
+
+    private static long deadline(Request<?> req, long capNanos) {
+        return Math.min(req.deadlineNanos(), System.nanoTime() + capNanos);
+    }
+
+    private long writeDeadline(Request<?> req) {
+        return deadline(req, TimeUnit.SECONDS.toNanos(60));
+    }
+
+    /** Range and payload checks shared by client writes and forwarded updates. */
+    private static void checkUpdate(ChunkAddress a, UpdateKind kind, long offset, long length, int crc, ByteBuf payload) {
+        long end = kind == UpdateKind.WRITE ? offset + length : kind == UpdateKind.REMOVE ? 0 : length;
+        if (offset < 0 || length < 0 || end < 0 || end > a.chunkSize() || (kind != UpdateKind.WRITE && offset != 0)
+                || (kind == UpdateKind.REMOVE && length != 0)) {
+            throw new StrataException(Status.OFFSET_OUT_OF_RANGE, kind + " at offset " + offset + " length " + length
+                    + " does not fit chunk " + a.id() + " of " + a.chunkSize() + " bytes");
+        }
+        boolean hasData = kind == UpdateKind.WRITE || kind == UpdateKind.REPLACE;
+        if (hasData ? payload.readableBytes() != length : payload.isReadable()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, kind + " of " + length + " bytes came with a payload of "
+                    + payload.readableBytes() + " bytes");
+        }
+        if (hasData && Crc32c.of(payload) != crc) {
+            throw new StrataException(Status.CHECKSUM_MISMATCH, "payload of " + kind + " to chunk " + a.id()
+                    + " does not match its CRC32C (sent " + Integer.toHexString(crc) + ", got "
+                    + Integer.toHexString(Crc32c.of(payload)) + ")");
+        }
+    }
+
+    private static ChunkMeta checkSize(ChunkMeta meta, ChunkAddress a) {
+        if (meta.chunkSize() != a.chunkSize()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "chunk " + a.id() + " has chunk size " + meta.chunkSize()
+                    + ", request says " + a.chunkSize());
+        }
+        return meta;
+    }
+
+    private static WriteDone done(ChunkMeta m, long version) {
+        return new WriteDone(version, m.committedLength(), m.committed() == null ? 0 : m.committed().crc());
+    }
+
+    // ---- client write, at the head ----
+
+    CompletableFuture<Reply> write(Request<WriteChunk> req) {
+        long start = System.nanoTime();
+        WriteChunk m = req.message();
+        CompletableFuture<WriteDone> result;
+        try {
+            node.gate().check();
+            ChunkAddress a = m.chunk().address();
+            checkUpdate(a, m.kind(), m.offset(), m.length(), m.crc32c(), req.payload());
+            metrics.bytes("write", req.payload().readableBytes());
+            CompletableFuture<WriteDone> mine = new CompletableFuture<>();
+            CompletableFuture<WriteDone> earlier = inflight.putIfAbsent(m.request(), mine);
+            if (earlier != null) {
+                result = earlier; // a duplicate or a retry of a write still in flight: same outcome
+            } else {
+                ByteBuf owned = req.takePayload();
+                long deadline = writeDeadline(req);
+                node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
+                    if (!view.isHead()) {
+                        throw new StrataException.StaleRouting("writes to " + a.chain() + " enter at its head, not "
+                                + view.self() + " (routing v" + view.routing().version() + ")", view.version());
+                    }
+                    if (!view.state().writable()) {
+                        throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName());
+                    }
+                    return locks.withLock(view.self(), a.id(), () -> headUpdate(view, a, m, owned, deadline, mine));
+                }).whenComplete((x, err) -> {
+                    owned.release();
+                    inflight.remove(m.request(), mine);
+                    if (err != null) {
+                        mine.completeExceptionally(StrataException.wrap(err));
+                    }
+                });
+                result = mine;
+            }
+        } catch (RuntimeException e) {
+            result = CompletableFuture.failedFuture(e);
+        }
+        // a node fenced while the write was in flight does not acknowledge it (the client retries
+        // with the same request id elsewhere and learns the outcome there)
+        return result.thenApply(d -> {
+            node.gate().check();
+            return d;
+        }).whenComplete((r, e) -> metrics.done("write", start, e)).thenApply(Reply::of);
+    }
+
+    /** Under the chunk lock: the returned future completes when the lock may be released. */
+    private CompletableFuture<?> headUpdate(ChainView view, ChunkAddress a, WriteChunk m, ByteBuf payload, long deadline,
+                                            CompletableFuture<WriteDone> reply) {
+        checkTailCurrent(view);
+        ChunkEngine engine = view.engine();
+        ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
+        Optional<Long> applied = meta.versionOf(m.request());
+        if (applied.isPresent() && applied.get() <= meta.committedVersion()) {
+            reply.complete(done(meta, applied.get()));
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<ChunkMeta> clean = meta.dirty() ? resolvePending(view, a, meta, deadline) : CompletableFuture.completedFuture(meta);
+        return clean.thenCompose(base -> {
+            Optional<Long> now = base.versionOf(m.request());
+            if (now.isPresent() && now.get() <= base.committedVersion()) {
+                reply.complete(done(base, now.get())); // it was the pending version we just completed
+                return CompletableFuture.completedFuture(null);
+            }
+            long version = base.committedVersion() + 1;
+            Update update = new Update(m.kind(), m.offset(), m.length(), m.request());
+            ForwardUpdate fwd = new ForwardUpdate(m.chunk(), view.version(), m.request(), version, m.kind(), m.offset(), m.length(),
+                    m.crc32c());
+            return store(view, a, base, update, payload, fwd, deadline).thenApply(stored -> {
+                reply.complete(done(stored.meta, version));
+                return stored;
+            }).thenCompose(stored -> stored.commit);
+        });
+    }
+
+    /**
+     * Under the chunk lock, before a tail stores anything: refuses with {@code StaleRouting}
+     * (the sender retries under the new routing) when this node's routing moved past
+     * {@code view} while the update waited for the lock. A tail commits without forwarding, and a
+     * newer chain version may have put a syncing target behind this one: its resync session
+     * scans this target once the lock holders it found have finished (ResyncWorker), so an
+     * update committed here later under the old version would reach neither the session nor
+     * the syncing target.
+     */
+    private void checkTailCurrent(ChainView view) {
+        if (!view.isTail()) {
+            return;
+        }
+        long now = node.routing().current().chain(view.chain().id()).version();
+        if (now != view.version()) {
+            throw new StrataException.StaleRouting(view.chain().id() + " moved from v" + view.version() + " to v" + now
+                    + " while an update waited for its chunk at " + view.self(), now);
+        }
+    }
+
+    /** A stored-and-acknowledged version: its meta once committed, and the future of the commit record. */
+    private record Stored(ChunkMeta meta, CompletableFuture<?> commit) {
+    }
+
+    /**
+     * Stores {@code update} as version {@code fwd.version()} on this replica, forwards it to the
+     * successor and waits for the acknowledgement (at the tail: stores it committed). Completes
+     * when the version is committed from here to the tail; the local commit record follows.
+     */
+    private CompletableFuture<Stored> store(ChainView view, ChunkAddress a, ChunkMeta base, Update update, ByteBuf payload,
+                                            ForwardUpdate fwd, long deadline) {
+        ChunkEngine engine = view.engine();
+        boolean tail = view.isTail();
+        return engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail)
+                .thenCompose(written -> {
+                    receiver.stored(view, a.id());
+                    return tail ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null)))
+                            : passOn(view, a, written, fwd, payload, deadline);
+                });
+    }
+
+    /**
+     * Forwards a stored pending version and, once acknowledged, records its commit here (not
+     * flushed: see craq.md). When routing made this replica the tail meanwhile, its own commit is
+     * the commit point, so it is flushed before anyone is acknowledged.
+     */
+    private CompletableFuture<Stored> passOn(ChainView view, ChunkAddress a, ChunkMeta written, ForwardUpdate fwd, ByteBuf payload,
+                                             long deadline) {
+        metrics.bytes("forward", payload.readableBytes());
+        ChunkVersion stored = written.version(fwd.version()).orElse(null);
+        return replicator.forward(a.chain(), view.self(), fwd, payload, () -> readWhole(view.engine(), a.id(), stored), deadline)
+                .thenCompose(ack -> {
+                    if (ack.isEmpty()) {
+                        return view.engine().commitAsync(written, fwd.version(), true)
+                                .thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null)));
+                    }
+                    CompletableFuture<ChunkMeta> commit = view.engine().commitAsync(written, fwd.version(), false);
+                    return CompletableFuture.completedFuture(new Stored(written.commitPending(), commit));
+                });
+    }
+
+    /**
+     * A pending version that no write in flight owns (its head crashed, its client gave up):
+     * ask the tail. Committed there: record the commit here. Not committed (or the tail cannot
+     * tell: a syncing tail that has not seen the chunk yet): roll it forward.
+     */
+    private CompletableFuture<ChunkMeta> resolvePending(ChainView view, ChunkAddress a, ChunkMeta meta, long deadline) {
+        ChunkVersion p = meta.pending();
+        ChunkEngine engine = view.engine();
+        if (view.isTail()) {
+            return engine.commitAsync(meta, p.version(), true);
+        }
+        return replicator.committedAtTail(a.chain(), view.self(), ChunkRef.of(a), deadline).thenCompose(committed -> {
+            if (committed >= p.version()) {
+                return engine.commitAsync(meta, p.version(), false);
+            }
+            return rollForward(view, a, meta, deadline);
+        });
+    }
+
+    /**
+     * Rolls a pending version forward: forwards its content as REPLACE of the same version (so
+     * every replica after this one ends with the same version v, whatever it held), then commits
+     * it here. Safe whether or not the version was committed somewhere before: its content was
+     * decided once, at the head. Call under the chunk lock.
+     */
+    CompletableFuture<ChunkMeta> rollForward(ChainView view, ChunkAddress a, ChunkMeta meta, long deadline) {
+        ChunkVersion p = meta.pending();
+        ChunkEngine engine = view.engine();
+        if (view.isTail()) {
+            return engine.commitAsync(meta, p.version(), true);
+        }
+        ByteBuf content = readWhole(engine, a.id(), p);
+        UpdateKind kind = p.removed() ? UpdateKind.REMOVE : UpdateKind.REPLACE;
+        ForwardUpdate fwd = new ForwardUpdate(ChunkRef.of(a), view.version(), p.request(), p.version(), kind, 0,
+                p.removed() ? 0 : p.length(), Crc32c.of(content));
+        return passOn(view, a, meta, fwd, content, deadline)
+                .whenComplete((s, e) -> content.release())
+                .thenCompose(s -> s.commit.thenApply(x -> s.meta));
+    }
+
+    /** The whole content of {@code v} (an owned buffer). */
+    static ByteBuf readWhole(ChunkEngine engine, ChunkId id, ChunkVersion v) {
+        if (v == null || v.removed() || v.length() == 0) {
+            return Unpooled.EMPTY_BUFFER;
+        }
+        try (FileChannel ch = engine.openData(id, v)) {
+            return engine.read(id, v, ch, 0, v.length(), PooledByteBufAllocator.DEFAULT);
+        } catch (IOException e) {
+            throw new CompletionException(StrataException.wrap(e));
+        }
+    }
+
+    // ---- forwarded update, at every node after the head ----
+
+    CompletableFuture<Reply> forward(Request<ForwardUpdate> req) {
+        long start = System.nanoTime();
+        ForwardUpdate m = req.message();
+        CompletableFuture<UpdateAcked> reply = new CompletableFuture<>();
+        try {
+            node.gate().check();
+            ChunkAddress a = m.chunk().address();
+            checkUpdate(a, m.kind(), m.offset(), m.length(), m.crc32c(), req.payload());
+            if (m.version() <= 0) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "update version must be positive, got " + m.version());
+            }
+            ByteBuf owned = req.takePayload();
+            long deadline = writeDeadline(req);
+            node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
+                if (view.position() <= 0) {
+                    throw new StrataException.StaleRouting(view.self() + " is not a successor on the write path of " + a.chain()
+                            + " in routing v" + view.routing().version(), view.version());
+                }
+                return locks.withLock(view.self(), a.id(), () -> successorUpdate(view, a, m, owned, deadline, reply));
+            }).whenComplete((x, err) -> {
+                owned.release();
+                if (err != null) {
+                    reply.completeExceptionally(StrataException.wrap(err));
+                }
+            });
+        } catch (RuntimeException e) {
+            reply.completeExceptionally(e);
+        }
+        return reply.whenComplete((r, e) -> metrics.done("forward", start, e)).thenApply(Reply::of);
+    }
+
+    private CompletableFuture<?> successorUpdate(ChainView view, ChunkAddress a, ForwardUpdate m, ByteBuf payload, long deadline,
+                                                 CompletableFuture<UpdateAcked> reply) {
+        checkTailCurrent(view);
+        if (receiver.untrusted(view, a.id())) {
+            return syncingUpdate(view, a, m, payload, reply);
+        }
+        ChunkEngine engine = view.engine();
+        ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
+        long u = m.version();
+        ChunkVersion p = meta.pending();
+        if (meta.committedVersion() >= u || (p != null && p.version() > u)) {
+            // a duplicate or late delivery of an update this replica already has committed
+            reply.complete(new UpdateAcked(u, meta.committedLength(), meta.committed() == null ? 0 : meta.committed().crc()));
+            return CompletableFuture.completedFuture(null);
+        }
+        boolean alreadyStored = p != null && p.version() == u && p.request().equals(m.request());
+        CompletableFuture<ChunkMeta> base = CompletableFuture.completedFuture(meta);
+        if (p != null && p.version() < u) {
+            // the predecessor only sends v+1 after v committed at the tail: our record of that commit was lost or is late
+            base = engine.commitAsync(meta, p.version(), false);
+        }
+        return base.thenCompose(b -> {
+            if (m.kind() != UpdateKind.REPLACE && m.kind() != UpdateKind.REMOVE && !alreadyStored && b.committedVersion() != u - 1) {
+                throw new StrataException(Status.CHUNK_BUSY, view.self() + " holds v" + b.committedVersion() + " of chunk " + a.id()
+                        + " and cannot apply v" + u + " on top (out of sync; resync brings it back)");
+            }
+            CompletableFuture<Stored> stored;
+            if (alreadyStored) {
+                stored = view.isTail()
+                        ? engine.commitAsync(b, u, true).thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null)))
+                        : passOn(view, a, b, m, payload, deadline);
+            } else {
+                Update update = new Update(m.kind(), m.offset(), m.length(), m.request());
+                stored = store(view, a, b, update, payload, m, deadline);
+            }
+            return stored.thenCompose(s -> {
+                ChunkMeta c = s.meta;
+                reply.complete(new UpdateAcked(u, c.committedLength(), c.committed() == null ? 0 : c.committed().crc()));
+                return s.commit;
+            });
+        });
+    }
+
+    /**
+     * A forwarded update at a syncing target for a chunk it has not been brought up to date on
+     * yet (docs/internals/resync.md): what it holds may come from an earlier epoch and is no
+     * base for anything. A full replace or a removal is stored as given (committed: a syncing
+     * target is the tail); anything else is refused with CHUNK_BUSY, and the predecessor's retry
+     * sends the whole chunk.
+     */
+    private CompletableFuture<?> syncingUpdate(ChainView view, ChunkAddress a, ForwardUpdate m, ByteBuf payload,
+                                               CompletableFuture<UpdateAcked> reply) {
+        if ((m.kind() != UpdateKind.REPLACE && m.kind() != UpdateKind.REMOVE) || !view.isTail()) {
+            throw new StrataException(Status.CHUNK_BUSY, view.self() + " is syncing and has no base for " + m.kind() + " v"
+                    + m.version() + " of chunk " + a.id() + " yet (the predecessor sends whole chunks)");
+        }
+        ChunkEngine engine = view.engine();
+        ChunkMeta held = engine.find(a.id()).orElse(ChunkMeta.absent(a.id(), a.chunkSize()));
+        ChunkMeta base = new ChunkMeta(a.id(), a.chunkSize(), held.chainVersion(), held.committed(), held.pending(), held.recent());
+        Update update = new Update(m.kind(), 0, m.length(), m.request());
+        return engine.applyAsync(base, update, payload, m.version(), view.version(), true).thenApply(c -> {
+            receiver.stored(view, a.id());
+            reply.complete(new UpdateAcked(m.version(), c.committedLength(), c.committed() == null ? 0 : c.committed().crc()));
+            return c;
+        });
+    }
+
+    // ---- reads, at any serving replica ----
+
+    CompletableFuture<Reply> read(Request<ReadChunk> req) {
+        long start = System.nanoTime();
+        ReadChunk m = req.message();
+        CompletableFuture<Reply> result;
+        try {
+            node.gate().check();
+            ChunkAddress a = m.chunk().address();
+            if (m.offset() < 0 || m.length() < 0 || m.offset() + m.length() > a.chunkSize()) {
+                throw new StrataException(Status.OFFSET_OUT_OF_RANGE, "read of " + m.length() + " bytes at offset " + m.offset()
+                        + " does not fit chunk " + a.id() + " of " + a.chunkSize() + " bytes");
+            }
+            long deadline = deadline(req, TimeUnit.SECONDS.toNanos(30));
+            result = node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
+                if (!view.state().readable()) {
+                    throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName() + ", not serving reads");
+                }
+                return readAttempt(view, a, m, deadline, 1);
+            });
+        } catch (RuntimeException e) {
+            result = CompletableFuture.failedFuture(e);
+        }
+        return result.whenComplete((r, e) -> {
+            if (r != null) {
+                metrics.bytes("read", r.payload().length());
+            }
+            metrics.done("read", start, e);
+        });
+    }
+
+    private CompletableFuture<Reply> readAttempt(ChainView view, ChunkAddress a, ReadChunk m, long deadline, int attempt) {
+        return CompletableFuture.supplyAsync(() -> Snapshot.open(view.engine(), a), node.io()).thenCompose(snap -> {
+            if (!snap.meta.dirty()) {
+                return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.committed()));
+            }
+            if (view.isTail()) {
+                snap.close();
+                return settleThenRead(view, a, m, deadline, attempt);
+            }
+            return replicator.committedAtTail(a.chain(), view.self(), ChunkRef.of(a), deadline).handleAsync((committed, err) -> {
+                if (err != null) {
+                    snap.close();
+                    throw new CompletionException(StrataException.wrap(err));
+                }
+                if (committed == VERSION_UNKNOWN) {
+                    snap.close();
+                    return settleThenRead(view, a, m, deadline, attempt);
+                }
+                if (committed == snap.meta.committedVersion()) {
+                    return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.committed()));
+                }
+                if (committed == snap.meta.pending().version()) {
+                    return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.pending()));
+                }
+                snap.close();
+                // the chunk moved on while we asked: look again
+                if (attempt >= READ_ATTEMPTS || System.nanoTime() > deadline) {
+                    throw new StrataException(Status.CHUNK_BUSY, "chunk " + a.id() + " keeps changing under the read (tail has v"
+                            + committed + ", this replica " + snap.meta.committedVersion() + "/" + snap.meta.pending().version() + ")");
+                }
+                return readAttempt(view, a, m, deadline, attempt + 1);
+            }, node.io()).thenCompose(f -> f);
+        });
+    }
+
+    /**
+     * A dirty chunk whose committed version the tail cannot tell: this node is the tail itself
+     * (a pending version left over from before it became the tail), or the tail is a syncing
+     * target that has not seen the chunk in this sync. Waits for any write in flight on the
+     * chunk (takes its lock), resolves a pending version still left by rolling it forward
+     * (committing it at the tail), and reads again. The read then returns a version committed
+     * within its own interval.
+     */
+    private CompletableFuture<Reply> settleThenRead(ChainView view, ChunkAddress a, ReadChunk m, long deadline, int attempt) {
+        if (attempt >= READ_ATTEMPTS || System.nanoTime() > deadline) {
+            return CompletableFuture.failedFuture(new StrataException(Status.CHUNK_BUSY, "chunk " + a.id()
+                    + " stays dirty on " + view.self() + " and its tail cannot tell which version is committed"));
+        }
+        return locks.withLock(view.self(), a.id(), () -> {
+            ChainView now = node.viewOf(a.chain(), view.self());
+            ChunkMeta meta = checkSize(now.engine().meta(a.id(), a.chunkSize()), a);
+            if (!meta.dirty()) {
+                return CompletableFuture.completedFuture(meta);
+            }
+            return rollForward(now, a, meta, deadline);
+        }).thenCompose(x -> readAttempt(view, a, m, deadline, attempt + 1));
+    }
+
+    /** Serves version {@code v} from the snapshot (closing the snapshot's other file). */
+    private Reply serve(ChunkEngine engine, ChunkAddress a, ReadChunk m, Snapshot snap, ChunkVersion v) {
+        FileChannel ch = snap.take(v);
+        snap.close();
+        try {
+            long version = v == null ? 0 : v.version();
+            long length = v == null || v.removed() ? 0 : v.length();
+            int n = (int) Math.max(0, Math.min(m.length(), length - m.offset()));
+            // the payload's CRC32C from the stored block CRCs when the range is block-aligned (whole chunks are)
+            long stored = ChunkEngine.rangeCrc(v, m.offset(), n);
+            if (!engine.options().verifyReads() && ch != null && n > 0) {
+                // zero-copy: sendfile from the chunk file; the client checks the bytes against the stored CRC
+                FileChannel give = ch;
+                ch = null;
+                return Reply.of(new ReadDone(version, length, stored >= 0, (int) stored), Payload.ofFile(give, m.offset(), n));
+            }
+            ByteBuf data = engine.read(a.id(), v, ch, m.offset(), m.length(), PooledByteBufAllocator.DEFAULT);
+            int crc = stored >= 0 ? (int) stored : Crc32c.of(data);
+            return Reply.of(new ReadDone(version, length, true, crc), Payload.of(data));
+        } finally {
+            closeQuietly(ch);
+        }
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // read-only
+            }
+        }
+    }
+
+    /** A chunk's metadata with its versions' data files already open (so neither can vanish under the read). */
+    private static final class Snapshot implements AutoCloseable {
+        final ChunkMeta meta;
+        private FileChannel committed;
+        private FileChannel pending;
+
+        private Snapshot(ChunkMeta meta, FileChannel committed, FileChannel pending) {
+            this.meta = meta;
+            this.committed = committed;
+            this.pending = pending;
+        }
+
+        static Snapshot open(ChunkEngine engine, ChunkAddress a) {
+            for (int i = 0; ; i++) {
+                ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
+                FileChannel c = null;
+                try {
+                    c = engine.openData(a.id(), meta.committed());
+                    FileChannel p = engine.openData(a.id(), meta.pending());
+                    return new Snapshot(meta, c, p);
+                } catch (StrataException e) {
+                    closeQuietly(c);
+                    // a file can vanish between reading the metadata and opening it (superseded); look again
+                    if (e.status() != Status.CHUNK_CORRUPT || i >= 3 || engine.meta(a.id(), a.chunkSize()).equals(meta)) {
+                        throw e;
+                    }
+                } catch (IOException e) {
+                    closeQuietly(c);
+                    throw StrataException.wrap(e);
+                }
+            }
+        }
+
+        /** The open file of {@code v}, handed over (the snapshot no longer closes it). */
+        FileChannel take(ChunkVersion v) {
+            FileChannel out = null;
+            if (v != null && meta.committed() != null && v.version() == meta.committed().version()) {
+                out = committed;
+                committed = null;
+            } else if (v != null && meta.pending() != null && v.version() == meta.pending().version()) {
+                out = pending;
+                pending = null;
+            }
+            return out;
+        }
+
+        @Override
+        public void close() {
+            closeQuietly(committed);
+            closeQuietly(pending);
+            committed = null;
+            pending = null;
+        }
+    }
+
+    // ---- version queries and stats ----
+
+    CompletableFuture<Reply> query(Request<QueryVersion> req) {
+        long start = System.nanoTime();
+        QueryVersion m = req.message();
+        CompletableFuture<Reply> result;
+        try {
+            node.gate().check();
+            ChunkAddress a = m.chunk().address();
+            result = node.view(a.chain(), m.chainVersion()).thenApplyAsync(view -> {
+                if (!view.isTail()) {
+                    throw new StrataException.StaleRouting(view.self() + " is not the tail of " + a.chain(), view.version());
+                }
+                if (receiver.untrusted(view, a.id())) {
+                    return Reply.of(new VersionIs(VERSION_UNKNOWN)); // a syncing tail that has not seen this chunk yet
+                }
+                ChunkMeta meta = view.engine().meta(a.id(), a.chunkSize());
+                return Reply.of(new VersionIs(meta.committedVersion()));
+            }, node.io());
+        } catch (RuntimeException e) {
+            result = CompletableFuture.failedFuture(e);
+        }
+        return result.whenComplete((r, e) -> metrics.done("query", start, e));
+    }
+
+    CompletableFuture<Reply> stat(Request<StatChunk> req) {
+        long start = System.nanoTime();
+        StatChunk m = req.message();
+        CompletableFuture<Reply> result;
+        try {
+            node.gate().check();
+            ChunkAddress a = m.chunk().address();
+            result = node.view(a.chain(), m.chainVersion()).thenApplyAsync(view -> {
+                ChunkMeta meta = view.engine().meta(a.id(), a.chunkSize());
+                ChunkVersion c = meta.committed();
+                return Reply.of(new ChunkStat(meta.committedVersion(), meta.pending() == null ? 0 : meta.pending().version(),
+                        meta.committedLength(), c == null ? 0 : c.crc(), c != null && c.removed()));
+            }, node.io());
+        } catch (RuntimeException e) {
+            result = CompletableFuture.failedFuture(e);
+        }
+        return result.whenComplete((r, e) -> metrics.done("stat", start, e));
+    }
+}

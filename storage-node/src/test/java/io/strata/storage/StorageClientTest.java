@@ -1,0 +1,156 @@
+package io.strata.storage;
+
+import io.strata.l3.ReadPolicy;
+import io.strata.l3.StorageClient;
+import io.strata.l3.StorageClientOptions;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.strata.core.TargetId;
+import io.strata.core.fault.Fault;
+import io.strata.core.fault.FaultPoint;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.TierKind;
+import io.strata.core.util.Futures;
+import io.strata.storage.engine.EngineOptions;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The L3 Tier client: routing, retries, read policies, parallel chains. */
+class StorageClientTest {
+    static final int SIZE = 256 * 1024;
+    static final IoOptions IO = IoOptions.DEFAULT.withTimeout(Duration.ofSeconds(20));
+
+    @TempDir
+    Path dir;
+    ChainFixture f;
+
+    @BeforeEach
+    void start() {
+        f = new ChainFixture(dir, 41, 3, 3, EngineOptions.DEFAULTS);
+    }
+
+    @AfterEach
+    void stop() {
+        f.close();
+    }
+
+    static byte[] bytes(ByteBuf b) {
+        try {
+            byte[] out = new byte[b.readableBytes()];
+            b.getBytes(b.readerIndex(), out);
+            return out;
+        } finally {
+            b.release();
+        }
+    }
+
+    @Test
+    void writesToDifferentChainsRunInParallelAndReadBack() {
+        StorageClient c = f.client("c", StorageClientOptions.DEFAULTS);
+        assertThat(c.kind()).isEqualTo(TierKind.L3);
+        List<CompletableFuture<Void>> writes = new ArrayList<>();
+        List<ByteBuf> bufs = new ArrayList<>();
+        for (int chain = 1; chain <= 3; chain++) {
+            for (int i = 0; i < 4; i++) {
+                ByteBuf b = Unpooled.wrappedBuffer(new byte[]{(byte) chain, (byte) i});
+                bufs.add(b);
+                writes.add(c.writeAsync(ChainFixture.chunk(50, chain * 10 + i, chain, SIZE), 0, b, IO));
+            }
+        }
+        CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+        bufs.forEach(ByteBuf::release);
+        for (int chain = 1; chain <= 3; chain++) {
+            for (int i = 0; i < 4; i++) {
+                assertThat(bytes(Futures.join(c.readAsync(ChainFixture.chunk(50, chain * 10 + i, chain, SIZE), 0, SIZE, IO))))
+                        .isEqualTo(new byte[]{(byte) chain, (byte) i});
+            }
+        }
+        // every chain's head took its writes: heads differ per chain
+        for (int n = 1; n <= 3; n++) {
+            assertThat(f.ctx[n].meters().find("strata.storage.requests").tag("op", "write").counter().count()).isEqualTo(4.0);
+        }
+    }
+
+    @Test
+    void readPoliciesSpreadOrPin() {
+        ChunkAddress a = ChainFixture.chunk(51, 0, 1, SIZE);
+        StorageClient w = f.client("w", StorageClientOptions.DEFAULTS);
+        ByteBuf b = Unpooled.wrappedBuffer(new byte[]{1});
+        Futures.join(w.writeAsync(a, 0, b, IO));
+        b.release();
+        Set<Long> versionsSeen = new HashSet<>();
+        StorageClient rr = f.client("rr", StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.ROUND_ROBIN));
+        double[] before = reads();
+        for (int i = 0; i < 9; i++) {
+            StorageClient.ChunkRead r = Futures.join(rr.readChunkAsync(a, 0, 1, IO, Optional.empty()));
+            versionsSeen.add(r.version());
+            r.data().release();
+        }
+        double[] after = reads();
+        for (int n = 1; n <= 3; n++) {
+            assertThat(after[n] - before[n]).as("round robin: node %d served 3 of 9", n).isEqualTo(3.0);
+        }
+        StorageClient local = f.client("local", StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.PREFER_LOCAL).withLocalHost("h2"));
+        before = reads();
+        for (int i = 0; i < 5; i++) {
+            Futures.join(local.readAsync(a, 0, 1, IO)).release();
+        }
+        after = reads();
+        assertThat(after[2] - before[2]).as("prefer-local reads stay on host h2").isEqualTo(5.0);
+        assertThat(versionsSeen).containsExactly(1L);
+    }
+
+    double[] reads() {
+        double[] out = new double[4];
+        for (int n = 1; n <= 3; n++) {
+            var c = f.ctx[n].meters().find("strata.storage.requests").tag("op", "read").counters();
+            out[n] = c.stream().mapToDouble(x -> x.count()).sum();
+        }
+        return out;
+    }
+
+    @Test
+    void aReadMovesOnWhenAReplicaIsDown() {
+        ChunkAddress a = ChainFixture.chunk(52, 0, 1, SIZE);
+        StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofMillis(500)));
+        ByteBuf b = Unpooled.wrappedBuffer(new byte[]{4, 2});
+        Futures.join(c.writeAsync(a, 0, b, IO));
+        b.release();
+        f.stop(2);
+        for (int i = 0; i < 3; i++) {
+            ByteBuf r = Futures.join(c.readChunkAsync(a, 0, 2, IO, Optional.of(TargetId.of(201)))).data();
+            assertThat(bytes(r)).isEqualTo(new byte[]{4, 2});
+        }
+    }
+
+    @Test
+    void aWriteWhoseAnswerIsLostIsRetriedWithTheSameRequestId() {
+        ChunkAddress a = ChainFixture.chunk(53, 0, 1, SIZE);
+        StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofMillis(600)));
+        // the head applies the write, then its answer to the client is lost once
+        var lose = f.ctx[1].faults().arm(FaultPoint.RPC_SEND, new Fault.Drop()).when(s -> s.message().equals("WriteChunk")).times(1);
+        ByteBuf b = Unpooled.wrappedBuffer(new byte[]{7});
+        Futures.join(c.writeAsync(a, 1000, b, IO));
+        b.release();
+        assertThat(lose.fired()).isEqualTo(1);
+        for (int n : f.members(1)) {
+            assertThat(Futures.join(c.statAsync(a, ChainFixture.target(n, 1), Duration.ofSeconds(5))).committedVersion())
+                    .as("applied once on node %d", n).isEqualTo(1);
+        }
+        assertThat(f.ctx[1].meters().find("strata.storage.requests").tag("op", "write").tag("status", "OK").counter().count())
+                .as("the head answered the retry too").isEqualTo(2.0);
+    }
+}

@@ -1,0 +1,130 @@
+package io.strata.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.strata.config.ConfigException;
+import io.strata.config.ConfigNode;
+import io.strata.core.TargetId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class StorageConfigTest {
+    @TempDir
+    Path dir;
+
+    static final String ROUTING = """
+            [routing]
+            version = 1
+            [[routing.nodes]]
+            id = 1
+            address = "127.0.0.1:9101"
+            [[routing.targets]]
+            id = 101
+            node = 1
+            [[routing.chains]]
+            id = 1
+            targets = [101]
+            [[routing.tables]]
+            id = 1
+            version = 1
+            chains = [1]
+            """;
+
+    @Test
+    void readsAWholeDaemonConfig() throws Exception {
+        Path f = dir.resolve("s.toml");
+        Files.writeString(f, """
+                [node]
+                name = "storage-1"
+                listen = "127.0.0.1:0"
+                data = "%s"
+                [storage]
+                node-id = 1
+                forward-timeout = "750ms"
+                verify-reads = false
+                [[storage.targets]]
+                id = 101
+                """.formatted(dir.resolve("data")) + ROUTING);
+        StorageDaemonConfig c = StorageDaemonConfig.load(f);
+        assertThat(c.storage().nodeId().value()).isEqualTo(1);
+        assertThat(c.storage().forwardTimeout()).isEqualTo(Duration.ofMillis(750));
+        assertThat(c.storage().engine().verifyReads()).isFalse();
+        assertThat(c.storage().targets()).containsExactly(new StorageConfig.Target(TargetId.of(101), dir.resolve("data").resolve("target-101")));
+        assertThat(c.routing().current().chain(io.strata.core.ChainId.of(1)).targets()).containsExactly(TargetId.of(101));
+    }
+
+    @Test
+    void badValuesNameTheirKey() {
+        assertThatThrownBy(() -> StorageConfig.read(ConfigNode.parse("[[targets]]\nid = 1\n", "t").section("x"), dir))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("node-id");
+        assertThatThrownBy(() -> StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\n", "t").section("s"), dir))
+                .hasMessageContaining("s.targets");
+        assertThatThrownBy(() -> StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\n[[s.targets]]\nid = 5\n[[s.targets]]\nid = 5\n", "t")
+                .section("s"), dir)).hasMessageContaining("s.targets[1].id");
+        assertThatThrownBy(() -> StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\nforward-timeout = \"1ms\"\n[[s.targets]]\nid = 5\n", "t")
+                .section("s"), dir)).hasMessageContaining("s.forward-timeout");
+        ConfigNode typo = ConfigNode.parse("[s]\nnode-id = 1\nverify-read = true\n[[s.targets]]\nid = 5\n", "t");
+        StorageConfig.read(typo.section("s"), dir);
+        assertThatThrownBy(typo::rejectUnknownKeys).hasMessageContaining("s.verify-read");
+    }
+
+    @Test
+    void aManagedNodeNamesItsClusterManagerInsteadOfARoutingTable() throws Exception {
+        Path f = dir.resolve("m.toml");
+        Files.writeString(f, """
+                [node]
+                data = "%s"
+                [storage]
+                node-id = 4
+                mgmtd = ["127.0.0.1:9200", "127.0.0.1:9201", "127.0.0.1:9202"]
+                advertise = "10.1.2.3:9100"
+                labels = { host = "h4", rack = "r2" }
+                resync-bandwidth = "64MiB"
+                failed-after-io-errors = 5
+                [[storage.targets]]
+                id = 401
+                """.formatted(dir.resolve("data")));
+        StorageDaemonConfig c = StorageDaemonConfig.load(f);
+        assertThat(c.storage().managed()).isTrue();
+        assertThat(c.staticRouting()).isEmpty();
+        assertThat(c.storage().mgmtd()).hasSize(3);
+        assertThat(c.storage().mgmtd().get(1).getPort()).isEqualTo(9201);
+        assertThat(c.storage().advertise().getHostString()).isEqualTo("10.1.2.3");
+        assertThat(c.storage().labels()).containsEntry("rack", "r2").containsEntry("host", "h4");
+        assertThat(c.storage().resyncBandwidth().bytes()).isEqualTo(64L << 20);
+        assertThat(c.storage().ioErrorLimit()).isEqualTo(5);
+    }
+
+    @Test
+    void routingComesFromExactlyOnePlace() throws Exception {
+        String base = """
+                [node]
+                data = "%s"
+                [storage]
+                node-id = 1
+                %s
+                [[storage.targets]]
+                id = 101
+                """;
+        Path neither = dir.resolve("n.toml");
+        Files.writeString(neither, base.formatted(dir, ""));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(neither)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("storage.mgmtd");
+        Path both = dir.resolve("b.toml");
+        Files.writeString(both, base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]") + ROUTING);
+        assertThatThrownBy(() -> StorageDaemonConfig.load(both)).isInstanceOf(ConfigException.class).hasMessageContaining("routing");
+        Path empty = dir.resolve("e.toml");
+        Files.writeString(empty, base.formatted(dir, "mgmtd = []"));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(empty)).hasMessageContaining("storage.mgmtd");
+        Path bad = dir.resolve("x.toml");
+        Files.writeString(bad, base.formatted(dir, "mgmtd = [\"nowhere\"]"));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(bad)).hasMessageContaining("storage.mgmtd[0]");
+        Path slow = dir.resolve("s.toml");
+        Files.writeString(slow, base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]\nresync-bandwidth = \"1KiB\""));
+        assertThatThrownBy(() -> StorageDaemonConfig.load(slow)).hasMessageContaining("storage.resync-bandwidth");
+    }
+}
