@@ -27,6 +27,7 @@ import io.strata.placement.StaticRoutingSource;
 import io.strata.placement.ManagerRoutingSource;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.config.policy.Consistency;
+import io.strata.config.policy.Policy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -152,17 +153,15 @@ public final class StrataFileSystem implements AutoCloseable {
                                    List<AutoCloseable> closeables, java.util.function.UnaryOperator<Tier> wrapL3) {
         Tier l3 = wrapL3.apply(new StorageClient(ctx, routing, config.rpc(), StorageClientOptions.DEFAULTS
                 .withAttemptTimeout(config.attemptTimeout()).withReadPolicy(config.readPolicy())));
-        Tier l1 = null;
-        try {
-            if (config.l1().isPresent()) {
-                l1 = new L1Tier(ctx, config.l1().get(), l3);
-            }
-        } catch (RuntimeException e) {
-            l3.close();
-            throw e;
-        }
-        ClientCore core = new ClientCore(ctx, config, meta, new TierStack(l3, l1), closeables);
+        TierStack.Builder stack = TierStack.over(l3);
+        config.l1().ifPresent(l1 -> stack.layer(below -> new L1Tier(ctx, l1, below), Policy::l1));
+        ClientCore core = new ClientCore(ctx, config, meta, stack.build(), closeables);
         return new StrataFileSystem(core, defaultCaller(), true);
+    }
+
+    /** The client's internals (this package's tests). */
+    ClientCore core() {
+        return core;
     }
 
     /** The same file system acting as {@code c} (shares everything; closing the view closes nothing). */
@@ -188,9 +187,13 @@ public final class StrataFileSystem implements AutoCloseable {
         return core.tiers().l3();
     }
 
-    /** This client's L1 cache, when its config has one ({@code strata cache stat|drop} through a mount). */
-    public Optional<L1Tier> l1() {
-        return core.tiers().l1().map(L1Tier.class::cast);
+    /**
+     * An optional capability of this client's tier stack, from the top-most tier that has it:
+     * {@code facet(CacheControl.class)} is the L1 cache when the config has one
+     * ({@code strata cache stat|drop} through a mount).
+     */
+    public <T> Optional<T> facet(Class<T> type) {
+        return core.tiers().facet(type);
     }
 
     /** The process's own uid and gid (root when they cannot be read). */

@@ -1,7 +1,5 @@
 package io.strata.fuse;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.client.FileStatus;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.policy.Consistency;
@@ -10,10 +8,8 @@ import io.strata.config.policy.PolicyOverrides;
 import io.strata.core.InodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.tier.CacheControl;
 import io.strata.core.util.Futures;
-import io.strata.l1.FileStats;
-import io.strata.l1.L1Stats;
-import io.strata.l1.L1Tier;
 import io.strata.protocol.meta.DirEntry;
 import io.strata.protocol.meta.InodeType;
 import java.nio.charset.StandardCharsets;
@@ -53,16 +49,14 @@ final class CacheXattrs {
     }
 
     private final StrataFileSystem fs;
-    private final Optional<L1Tier> l1;
-    private final MeterRegistry meters;
+    private final Optional<CacheControl> l1;
     private final PageCache pageCache;
     private final Duration metaBound;
     private final Duration ioBound;
 
-    CacheXattrs(StrataFileSystem fs, MeterRegistry meters, PageCache pageCache, Duration metaBound, Duration ioBound) {
+    CacheXattrs(StrataFileSystem fs, PageCache pageCache, Duration metaBound, Duration ioBound) {
         this.fs = fs;
-        this.l1 = fs.l1();
-        this.meters = meters;
+        this.l1 = fs.facet(CacheControl.class);
         this.pageCache = pageCache;
         this.metaBound = metaBound;
         this.ioBound = ioBound;
@@ -83,12 +77,11 @@ final class CacheXattrs {
             v.put("l1", "off");
             return text(v);
         }
-        L1Tier cache = l1.get();
+        CacheControl cache = l1.get();
         v.put("l1", "on");
-        v.put("cache", cache.config().name());
+        v.put("cache", cache.name());
         if (st.isFile()) {
             v.put("scope", "file");
-            FileStats f = cache.stats(st.inode());
             Policy p = Policy.DEFAULT.with(PolicyOverrides.fromMap(st.policy()));
             v.put("inode", st.inode().value());
             v.put("size", st.size());
@@ -96,35 +89,11 @@ final class CacheXattrs {
             v.put("policy.pin", p.pin() ? "on" : "off");
             v.put("policy.ttl", p.ttl().map(io.strata.config.Durations::format).orElse("none"));
             v.put("policy.write-back", p.writeBack() ? "on" : "off");
-            v.put("memory.blocks", f.memoryBlocks());
-            v.put("memory.bytes", f.memoryBytes());
-            v.put("nvme.blocks", f.nvmeBlocks());
-            v.put("nvme.bytes", f.nvmeBytes());
-            v.put("pinned.bytes", f.pinnedBytes());
-            v.put("writeback.writes", f.unflushedWrites());
-            v.put("writeback.bytes", f.unflushedBytes());
+            v.putAll(cache.report(st.inode()));
             return text(v);
         }
         v.put("scope", mountRoot ? "mount" : "mount (from a directory)");
-        L1Stats s = cache.stats();
-        v.put("memory.bytes", s.memoryBytes());
-        v.put("memory.blocks", s.memoryBlocks());
-        v.put("memory.capacity", s.memoryCapacity());
-        v.put("nvme.bytes", s.nvmeBytes());
-        v.put("nvme.blocks", s.nvmeBlocks());
-        v.put("nvme.capacity", s.nvmeCapacity());
-        v.put("pinned.bytes", s.pinnedBytes());
-        v.put("hits.memory", s.memoryHits());
-        v.put("hits.nvme", s.nvmeHits());
-        v.put("misses", s.belowReads());
-        v.put("hit-ratio", String.format(java.util.Locale.ROOT, "%.4f", s.hitRatio()));
-        v.put("evictions.memory", evictions(cache, "memory"));
-        v.put("evictions.nvme", evictions(cache, "nvme"));
-        v.put("corruptions", s.corruptions());
-        v.put("writeback.bytes", s.unflushedBytes());
-        v.put("writeback.writes", s.unflushedWrites());
-        v.put("writeback.files", s.unflushedFiles());
-        v.put("writeback.oldest-ms", s.oldestUnflushed().toMillis());
+        v.putAll(cache.report());
         return text(v);
     }
 
@@ -134,7 +103,7 @@ final class CacheXattrs {
         if (l1.isEmpty()) {
             throw new StrataException(Status.UNSUPPORTED, "this mount has no L1 cache");
         }
-        L1Tier cache = l1.get();
+        CacheControl cache = l1.get();
         if (st.isFile()) {
             dropFile(cache, st.inode());
         } else if (mountRoot) {
@@ -156,17 +125,9 @@ final class CacheXattrs {
         }
     }
 
-    private void dropFile(L1Tier cache, InodeId inode) {
+    private void dropFile(CacheControl cache, InodeId inode) {
         pageCache.forget(inode);
         Futures.join(cache.dropAsync(inode), ioBound);
-    }
-
-    private long evictions(L1Tier cache, String tier) {
-        double n = 0;
-        for (Counter c : meters.find("strata.l1.evictions").tag("cache", cache.config().name()).tag("tier", tier).counters()) {
-            n += c.count();
-        }
-        return (long) n;
     }
 
     private static byte[] text(Map<String, Object> v) {

@@ -132,7 +132,7 @@ final class StrataFuse extends FuseStubFS {
         this.meters = meters;
         setOperationFlags();
         this.fileInfoLayoutKnown = fileInfoLayoutKnown();
-        this.cache = new CacheXattrs(fs, meters, inode -> {
+        this.cache = new CacheXattrs(fs, inode -> {
             if (inode == null) {
                 pageCacheVersion.clear();
             } else {

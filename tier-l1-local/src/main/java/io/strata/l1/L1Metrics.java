@@ -115,6 +115,18 @@ final class L1Metrics implements AutoCloseable {
         dyn("strata.l1.corruptions", "NVMe blocks dropped on read (bad CRC32C, missing or short file, I/O error)", "kind", kind).increment();
     }
 
+    /** Blocks evicted from {@code t} so far, whatever the cause. */
+    double evictions(Tier t) {
+        String prefix = "strata.l1.evictions" + "tier," + t.tag() + ",";
+        double n = 0;
+        for (var e : dynamic.entrySet()) {
+            if (e.getKey().startsWith(prefix)) {
+                n += e.getValue().count();
+            }
+        }
+        return n;
+    }
+
     double count(String name, String... tags) {
         Counter c = dynamic.get(name + String.join(",", tags));
         return c == null ? 0 : c.count();

@@ -11,6 +11,10 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.ChunkAddress;
+import java.util.Optional;
+import java.util.Map;
+import java.util.LinkedHashMap;
+import io.strata.core.tier.CacheControl;
 import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
@@ -530,6 +534,75 @@ public final class L1Tier implements Tier {
     }
 
     // ---- stats and drop (strata cache stat|drop) ----
+
+    /** L1 exposes {@link CacheControl}. */
+    @Override
+    public <T> Optional<T> facet(Class<T> type) {
+        return type == CacheControl.class ? Optional.of(type.cast(cacheControl)) : Optional.empty();
+    }
+
+    /**
+     * L1 as {@link CacheControl}. Keys of the cache report: {@code memory.bytes|blocks|capacity},
+     * {@code nvme.bytes|blocks|capacity}, {@code pinned.bytes}, {@code hits.memory|nvme},
+     * {@code misses}, {@code hit-ratio}, {@code evictions.memory|nvme}, {@code corruptions},
+     * {@code writeback.bytes|writes|files|oldest-ms}; of a file's report: {@code memory.blocks|bytes},
+     * {@code nvme.blocks|bytes}, {@code pinned.bytes}, {@code writeback.writes|bytes}.
+     */
+    private final CacheControl cacheControl = new CacheControl() {
+        @Override
+        public String name() {
+            return config.name();
+        }
+
+        @Override
+        public Map<String, Object> report() {
+            L1Stats s = stats();
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("memory.bytes", s.memoryBytes());
+            v.put("memory.blocks", s.memoryBlocks());
+            v.put("memory.capacity", s.memoryCapacity());
+            v.put("nvme.bytes", s.nvmeBytes());
+            v.put("nvme.blocks", s.nvmeBlocks());
+            v.put("nvme.capacity", s.nvmeCapacity());
+            v.put("pinned.bytes", s.pinnedBytes());
+            v.put("hits.memory", s.memoryHits());
+            v.put("hits.nvme", s.nvmeHits());
+            v.put("misses", s.belowReads());
+            v.put("hit-ratio", String.format(java.util.Locale.ROOT, "%.4f", s.hitRatio()));
+            v.put("evictions.memory", (long) metrics.evictions(L1Metrics.Tier.MEMORY));
+            v.put("evictions.nvme", (long) metrics.evictions(L1Metrics.Tier.NVME));
+            v.put("corruptions", s.corruptions());
+            v.put("writeback.bytes", s.unflushedBytes());
+            v.put("writeback.writes", s.unflushedWrites());
+            v.put("writeback.files", s.unflushedFiles());
+            v.put("writeback.oldest-ms", s.oldestUnflushed().toMillis());
+            return v;
+        }
+
+        @Override
+        public Map<String, Object> report(InodeId inode) {
+            FileStats f = stats(inode);
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("memory.blocks", f.memoryBlocks());
+            v.put("memory.bytes", f.memoryBytes());
+            v.put("nvme.blocks", f.nvmeBlocks());
+            v.put("nvme.bytes", f.nvmeBytes());
+            v.put("pinned.bytes", f.pinnedBytes());
+            v.put("writeback.writes", f.unflushedWrites());
+            v.put("writeback.bytes", f.unflushedBytes());
+            return v;
+        }
+
+        @Override
+        public CompletableFuture<Void> dropAsync(InodeId inode) {
+            return L1Tier.this.dropAsync(inode);
+        }
+
+        @Override
+        public CompletableFuture<Void> dropAllAsync() {
+            return L1Tier.this.dropAllAsync();
+        }
+    };
 
     /** What the cache holds and has served since it opened. */
     public L1Stats stats() {

@@ -4,13 +4,17 @@ import io.netty.buffer.ByteBuf;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One storage tier seen from the client: chunk reads and writes. Tiers stack (the client builds
- * {@code L1(L2(L3))} or {@code L1(L3)} per policy); an upper tier is handed the tier below it and
- * never imports another tier's module.
+ * One storage tier seen from the client: chunk reads and writes. Tiers stack (the client's one
+ * builder composes {@code L1(L3)} today, {@code L1(L2(L3))} once L2 exists); an upper tier is
+ * handed the tier below it and never imports another tier's module. Each tier reads what the
+ * file's policy asks of it from the {@link IoOptions} of every call.
  *
  * <p>Buffer ownership: {@link #readAsync} returns an <b>owned</b> buffer the caller releases;
  * {@link #writeAsync} <b>borrows</b> {@code data} until its future completes (an implementation
  * that keeps the bytes longer retains them).
+ *
+ * <p>Optional capabilities are facets ({@link #facet}): a cache tier exposes
+ * {@link CacheControl}; callers ask for a facet, never cast a tier to its class.
  *
  * <p>Failures complete the future exceptionally with a {@link io.strata.core.StrataException}.
  */
@@ -48,6 +52,11 @@ public interface Tier extends AutoCloseable {
      */
     default CompletableFuture<Void> flushAsync(io.strata.core.InodeId inode, IoOptions options) {
         return CompletableFuture.completedFuture(null);
+    }
+
+    /** The optional capability {@code type} if this tier has it (e.g. {@link CacheControl}); none by default. */
+    default <T> java.util.Optional<T> facet(Class<T> type) {
+        return java.util.Optional.empty();
     }
 
     @Override
