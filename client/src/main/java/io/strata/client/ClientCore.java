@@ -48,7 +48,7 @@ final class ClientCore implements AutoCloseable {
         this.closeables = new ArrayList<>(closeables);
         this.clientId = ctx.random().nextLong() & Long.MAX_VALUE | 1L;
         this.writeBudget = new WriteBudget(config.writeBufferTotal().bytes());
-        this.dirs = new DirCache(config.dentryTtl());
+        this.dirs = new DirCache(config.dentryTtl(), ctx.clock());
         this.metrics = new ClientMetrics(ctx.meters(), config.name(), files::size, writeBudget::used);
     }
 

@@ -21,7 +21,10 @@ final class DirCache {
     private final long ttlNanos;
     private final ConcurrentHashMap<Key, Entry> entries = new ConcurrentHashMap<>();
 
-    DirCache(java.time.Duration ttl) {
+    private final io.strata.core.time.StrataClock clock;
+
+    DirCache(java.time.Duration ttl, io.strata.core.time.StrataClock clock) {
+        this.clock = clock;
         this.ttlNanos = ttl.toNanos();
     }
 
@@ -34,7 +37,7 @@ final class DirCache {
         if (e == null) {
             return null;
         }
-        if (System.nanoTime() - e.expiresNanos > 0) {
+        if (clock.nanoTime() - e.expiresNanos > 0) {
             entries.remove(k, e);
             return null;
         }
@@ -48,7 +51,7 @@ final class DirCache {
         if (entries.size() >= MAX_ENTRIES) {
             entries.clear();
         }
-        entries.put(new Key(uid, path), new Entry(dir, System.nanoTime() + ttlNanos));
+        entries.put(new Key(uid, path), new Entry(dir, clock.nanoTime() + ttlNanos));
     }
 
     /** Forgets {@code path} and everything under it. */

@@ -115,7 +115,7 @@ public final class MetaStore implements Meta, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.tr = new Transactor(store, workers, options.retry(), meters);
+        this.tr = new Transactor(store, workers, options.retry(), meters, ctx.clock(), ctx.random());
         this.ops = new NamespaceOps(tables, options.basePolicy());
         this.allocator = new InodeAllocator(tr, options.inodeBatch());
         this.gcThread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -169,19 +169,19 @@ public final class MetaStore implements Meta, AutoCloseable {
         return f.whenComplete((r, e) -> {
             String result = e == null ? "ok" : StrataException.wrap(e).status().name().toLowerCase(java.util.Locale.ROOT);
             timers.computeIfAbsent(op + "/" + result, k -> Timer.builder("strata.meta.ops").tag("op", op).tag("result", result)
-                    .register(meters)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                    .register(meters)).record(ctx.clock().nanoTime() - t0, TimeUnit.NANOSECONDS);
         });
     }
 
     private <T> CompletableFuture<T> read(String op, Function<NsTx, T> body) {
-        long t0 = System.nanoTime();
+        long t0 = ctx.clock().nanoTime();
         return timed(op, CompletableFuture.supplyAsync(() -> tr.run(tx -> body.apply(new NsTx(tx, true, nowNanos()))), workers), t0);
     }
 
     /** A read-write operation, applied once per request id. */
     private <T> CompletableFuture<T> write(String op, RequestId req, java.util.function.Supplier<InodeId> newId,
                                            BodyWithId<T> body, Function<T, byte[]> enc, Function<byte[], T> dec) {
-        long t0 = System.nanoTime();
+        long t0 = ctx.clock().nanoTime();
         RequestId id = req != null ? req : RequestId.create(nowMillis(), ctx.random());
         return timed(op, CompletableFuture.supplyAsync(() -> {
             InodeId fresh = newId == null ? null : newId.get();

@@ -76,8 +76,8 @@ final class CraqService {
         this.locks = node.locks();
     }
 
-    private static long deadline(Request<?> req, long capNanos) {
-        return Math.min(req.deadlineNanos(), System.nanoTime() + capNanos);
+    private long deadline(Request<?> req, long capNanos) {
+        return Math.min(req.deadlineNanos(), node.context().clock().nanoTime() + capNanos);
     }
 
     private long writeDeadline(Request<?> req) {
@@ -119,7 +119,7 @@ final class CraqService {
     // ---- client write, at the head ----
 
     CompletableFuture<Reply> write(Request<WriteChunk> req) {
-        long start = System.nanoTime();
+        long start = node.context().clock().nanoTime();
         WriteChunk m = req.message();
         CompletableFuture<WriteDone> result;
         try {
@@ -308,7 +308,7 @@ final class CraqService {
     // ---- forwarded update, at every node after the head ----
 
     CompletableFuture<Reply> forward(Request<ForwardUpdate> req) {
-        long start = System.nanoTime();
+        long start = node.context().clock().nanoTime();
         ForwardUpdate m = req.message();
         CompletableFuture<UpdateAcked> reply = new CompletableFuture<>();
         try {
@@ -408,7 +408,7 @@ final class CraqService {
     // ---- reads, at any serving replica ----
 
     CompletableFuture<Reply> read(Request<ReadChunk> req) {
-        long start = System.nanoTime();
+        long start = node.context().clock().nanoTime();
         ReadChunk m = req.message();
         CompletableFuture<Reply> result;
         try {
@@ -462,7 +462,7 @@ final class CraqService {
                 }
                 snap.close();
                 // the chunk moved on while we asked: look again
-                if (attempt >= READ_ATTEMPTS || System.nanoTime() > deadline) {
+                if (attempt >= READ_ATTEMPTS || node.context().clock().nanoTime() > deadline) {
                     throw new StrataException(Status.CHUNK_BUSY, "chunk " + a.id() + " keeps changing under the read (tail has v"
                             + committed + ", this replica " + snap.meta.committedVersion() + "/" + snap.meta.pending().version() + ")");
                 }
@@ -480,7 +480,7 @@ final class CraqService {
      * within its own interval.
      */
     private CompletableFuture<Reply> settleThenRead(ChainView view, ChunkAddress a, ReadChunk m, long deadline, int attempt) {
-        if (attempt >= READ_ATTEMPTS || System.nanoTime() > deadline) {
+        if (attempt >= READ_ATTEMPTS || node.context().clock().nanoTime() > deadline) {
             return CompletableFuture.failedFuture(new StrataException(Status.CHUNK_BUSY, "chunk " + a.id()
                     + " stays dirty on " + view.self() + " and its tail cannot tell which version is committed"));
         }
@@ -586,7 +586,7 @@ final class CraqService {
     // ---- version queries and stats ----
 
     CompletableFuture<Reply> query(Request<QueryVersion> req) {
-        long start = System.nanoTime();
+        long start = node.context().clock().nanoTime();
         QueryVersion m = req.message();
         CompletableFuture<Reply> result;
         try {
@@ -609,7 +609,7 @@ final class CraqService {
     }
 
     CompletableFuture<Reply> stat(Request<StatChunk> req) {
-        long start = System.nanoTime();
+        long start = node.context().clock().nanoTime();
         StatChunk m = req.message();
         CompletableFuture<Reply> result;
         try {

@@ -119,7 +119,7 @@ final class Replicator {
     }
 
     private Duration budget(long deadlineNanos) {
-        long left = deadlineNanos - System.nanoTime();
+        long left = deadlineNanos - ctx.clock().nanoTime();
         return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(left, attemptTimeout.toNanos())));
     }
 
@@ -148,7 +148,7 @@ final class Replicator {
                     // an I/O error on the successor's disk is retried too: the successor takes a failing
                     // target out of service after a few, and the routing change brings a new successor
                     boolean again = se.retryable() || se.status() == Status.IO_ERROR;
-                    if (!again || System.nanoTime() > deadlineNanos || node.isClosed()) {
+                    if (!again || ctx.clock().nanoTime() > deadlineNanos || node.isClosed()) {
                         result.completeExceptionally(se);
                         return;
                     }

@@ -181,7 +181,7 @@ final class ResyncReceiver {
 
     /** SyncChunk: make the chunk a copy of the predecessor's (or forget it), unless this target already holds newer. */
     CompletableFuture<Reply> syncChunk(Request<SyncChunk> req) {
-        long start = System.nanoTime();
+        long start = node.context().clock().nanoTime();
         SyncChunk m = req.message();
         CompletableFuture<Reply> result;
         try {

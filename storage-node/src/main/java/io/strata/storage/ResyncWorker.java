@@ -149,7 +149,7 @@ final class ResyncWorker implements AutoCloseable {
                 continue;
             }
             wanted.add(c.id());
-            if (old == null || (old.state.get() == ResyncProgress.State.FAILED && System.nanoTime() - old.endedAt > RETRY_NANOS)) {
+            if (old == null || (old.state.get() == ResyncProgress.State.FAILED && ctx.clock().nanoTime() - old.endedAt > RETRY_NANOS)) {
                 Session s = new Session(v, succ);
                 sessions.put(c.id(), s);
                 s.start();
@@ -231,7 +231,7 @@ final class ResyncWorker implements AutoCloseable {
 
         void cancel() {
             if (state.compareAndSet(ResyncProgress.State.RUNNING, ResyncProgress.State.CANCELLED)) {
-                endedAt = System.nanoTime();
+                endedAt = ctx.clock().nanoTime();
                 LOG.info("{}: resync of {} in {} v{} cancelled by a routing change", ctx.name(), target, chain, chainVersion);
                 Thread t = thread;
                 if (t != null) {
@@ -251,13 +251,13 @@ final class ResyncWorker implements AutoCloseable {
         }
 
         private void run() {
-            long t0 = System.nanoTime();
+            long t0 = ctx.clock().nanoTime();
             try {
                 pass();
                 SyncDoneAck ack = call(new SyncDone(chain.value(), chainVersion, nCopied.get(), nRemoved.get(), bytes.get()),
                         Payload.NONE, SyncDoneAck.class);
                 if (state.compareAndSet(ResyncProgress.State.RUNNING, ResyncProgress.State.DONE)) {
-                    endedAt = System.nanoTime();
+                    endedAt = ctx.clock().nanoTime();
                     LOG.info("{}: resync of {} in {} v{} done in {} ms: {} chunks compared, {} copied ({} bytes), {} removed, {} same"
                                     + " (target acknowledged v{})", ctx.name(), target, chain, chainVersion,
                             TimeUnit.NANOSECONDS.toMillis(endedAt - t0), compared.get(), nCopied.get(), bytes.get(), nRemoved.get(),
@@ -267,7 +267,7 @@ final class ResyncWorker implements AutoCloseable {
                 // routing moved on; a new session (if any) starts from the listing
             } catch (RuntimeException | InterruptedException e) {
                 if (state.compareAndSet(ResyncProgress.State.RUNNING, ResyncProgress.State.FAILED)) {
-                    endedAt = System.nanoTime();
+                    endedAt = ctx.clock().nanoTime();
                     LOG.warn("{}: resync of {} in {} v{} failed after {} chunks ({}); retrying", ctx.name(), target, chain,
                             chainVersion, compared.get(), StrataException.wrap(e).toString());
                 }
@@ -387,7 +387,7 @@ final class ResyncWorker implements AutoCloseable {
             CompletableFuture<?> settled = CompletableFuture.completedFuture(null);
             if (held.isPresent() && held.get().dirty()) {
                 // no write is in flight here (we hold the lock): roll the leftover forward through the target
-                settled = node.craq().rollForward(v, a, held.get(), System.nanoTime() + CALL_TIMEOUT.toNanos());
+                settled = node.craq().rollForward(v, a, held.get(), ctx.clock().nanoTime() + CALL_TIMEOUT.toNanos());
             }
             return settled.thenCompose(x -> {
                 Optional<ChunkMeta> now = engine.find(a.id());

@@ -2,6 +2,7 @@ package io.strata.storage;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.strata.core.time.StrataClock;
 import io.micrometer.core.instrument.Timer;
 import io.strata.core.StrataException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,12 +17,14 @@ import java.util.concurrent.TimeUnit;
  */
 final class StorageMetrics {
     private final MeterRegistry registry;
+    private final StrataClock clock;
     private final ConcurrentHashMap<String, Counter> requests = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Timer> latency = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> bytes = new ConcurrentHashMap<>();
 
-    StorageMetrics(MeterRegistry registry) {
+    StorageMetrics(MeterRegistry registry, StrataClock clock) {
         this.registry = registry;
+        this.clock = clock;
     }
 
     void done(String op, long startNanos, Throwable error) {
@@ -29,7 +32,7 @@ final class StorageMetrics {
         requests.computeIfAbsent(op + "/" + status, k -> Counter.builder("strata.storage.requests")
                 .description("storage requests served").tag("op", op).tag("status", status).register(registry)).increment();
         latency.computeIfAbsent(op, k -> Timer.builder("strata.storage.latency").description("storage request latency")
-                .tag("op", op).register(registry)).record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+                .tag("op", op).register(registry)).record(clock.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 
     void bytes(String op, long n) {

@@ -131,7 +131,7 @@ public final class StorageNode implements AutoCloseable {
             this.locks = new ChunkLocks(work);
             client = new RpcClient(ctx, StorageMessages.PROTOCOL, rpcOptions);
             this.rpc = client;
-            StorageMetrics metrics = new StorageMetrics(ctx.meters());
+            StorageMetrics metrics = new StorageMetrics(ctx.meters(), ctx.clock());
             Replicator replicator = new Replicator(ctx, rpc, this, config.forwardTimeout());
             this.receiver = new ResyncReceiver(this, metrics);
             this.craq = new CraqService(this, replicator, metrics);

@@ -475,11 +475,11 @@ final class WriteBack {
         for (Long inode : inodes) {
             flushes.add(flush(inode));
         }
-        long deadline = System.nanoTime() + config.closeTimeout().toNanos();
+        long deadline = ctx.clock().nanoTime() + config.closeTimeout().toNanos();
         List<String> lost = new ArrayList<>();
         for (int i = 0; i < inodes.size(); i++) {
             try {
-                flushes.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                flushes.get(i).get(Math.max(1, deadline - ctx.clock().nanoTime()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 lost.add("inode " + inodes.get(i) + ": interrupted");

@@ -356,7 +356,7 @@ public final class StorageClient implements Tier {
     }
 
     private <T> CompletableFuture<T> retry(IoOptions io, String what, BiFunction<Integer, Duration, CompletableFuture<T>> attempt) {
-        long deadline = System.nanoTime() + io.timeout().toNanos();
+        long deadline = ctx.clock().nanoTime() + io.timeout().toNanos();
         boolean read = what.startsWith("read");
         CompletableFuture<T> result = new CompletableFuture<>();
         new Object() {
@@ -364,7 +364,7 @@ public final class StorageClient implements Tier {
             long backoff = 5;
 
             void run() {
-                long left = deadline - System.nanoTime();
+                long left = deadline - ctx.clock().nanoTime();
                 Duration budget = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(left, options.attemptTimeout().toNanos())));
                 long routingVersion = routing.current().version();
                 CompletableFuture<T> f;
@@ -382,7 +382,7 @@ public final class StorageClient implements Tier {
                     // writes are retried on I/O errors too (same request id, so applied once): the
                     // node whose disk fails takes the target out of service and routing moves on
                     boolean again = read ? replicaError(se.status()) : se.retryable() || se.status() == Status.IO_ERROR;
-                    if (!again || System.nanoTime() >= deadline) {
+                    if (!again || ctx.clock().nanoTime() >= deadline) {
                         result.completeExceptionally(se);
                         return;
                     }

@@ -77,7 +77,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             this.payload = payload;
             this.future = future;
             this.timeoutNanos = timeoutNanos;
-            this.startNanos = System.nanoTime();
+            this.startNanos = node.clock().nanoTime();
         }
 
         void fail(StrataException e) {
@@ -86,7 +86,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
                 timer.cancel(false);
             }
             if (future.completeExceptionally(e)) {
-                metrics.call(type.name(), e.status().name(), System.nanoTime() - startNanos);
+                metrics.call(type.name(), e.status().name(), node.clock().nanoTime() - startNanos);
             }
         }
 
@@ -183,7 +183,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
         c.id = nextId++;
         pending.put(c.id, c);
-        long budgetMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(c.timeoutNanos - (System.nanoTime() - c.startNanos)));
+        long budgetMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(c.timeoutNanos - (node.clock().nanoTime() - c.startNanos)));
         Payload p = c.payload;
         c.payload = null;
         metrics.bytesOut(p.length());
@@ -275,7 +275,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
                 metrics.bytesIn(payload == null ? 0 : payload.readableBytes());
                 Response r = new Response(m, payload);
                 if (c.future.complete(r)) {
-                    metrics.call(c.type.name(), "OK", System.nanoTime() - c.startNanos);
+                    metrics.call(c.type.name(), "OK", node.clock().nanoTime() - c.startNanos);
                 } else {
                     r.close(); // the caller cancelled: nobody will release it
                 }

@@ -57,7 +57,7 @@ public final class Request<M extends Message> {
         return requestId;
     }
 
-    /** System.nanoTime() by which the caller stops waiting; Long.MAX_VALUE when it gave none. */
+    /** The node clock's nanoTime by which the caller stops waiting; Long.MAX_VALUE when it gave none. */
     public long deadlineNanos() {
         return deadlineNanos;
     }

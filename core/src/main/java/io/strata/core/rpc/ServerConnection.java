@@ -75,7 +75,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         Message message = protocol.decode(type, frame.body());
-        long now = System.nanoTime();
+        long now = node.clock().nanoTime();
         long deadline = frame.timeoutMillis() == 0 ? Long.MAX_VALUE
                 : now + TimeUnit.MILLISECONDS.toNanos(frame.timeoutMillis());
         ByteBuf payload = frame.takePayload(); // null when the frame has none

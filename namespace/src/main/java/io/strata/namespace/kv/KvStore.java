@@ -18,9 +18,13 @@ public interface KvStore extends AutoCloseable {
     /** Starts a transaction at the newest committed snapshot. The caller closes it. */
     KvTransaction begin();
 
-    /** Runs {@code body} in a transaction on the calling thread, retrying with the default policy. */
+    /**
+     * Runs {@code body} in a transaction on the calling thread, retrying with the default policy
+     * on the system clock (tools and tests; services use their node's {@link Transactor}).
+     */
     default <T> T run(Function<KvTransaction, T> body) {
-        return Transactor.runBlocking(this, RetryPolicy.DEFAULT, body, null);
+        return new Transactor(this, Runnable::run, RetryPolicy.DEFAULT, null, io.strata.core.time.StrataClock.system(),
+                java.util.random.RandomGenerator.getDefault()).run(body);
     }
 
     @Override

@@ -4,11 +4,12 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.time.StrataClock;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.random.RandomGenerator;
 
 /**
  * Runs transaction bodies with retries. A body that fails with a retryable transaction status
@@ -23,12 +24,18 @@ import java.util.function.Function;
 public final class Transactor {
     private final KvStore store;
     private final Executor executor;
+    private final StrataClock clock;
+    private final RandomGenerator random;
     private final RetryPolicy policy;
     private final Metrics metrics;
 
-    public Transactor(KvStore store, Executor executor, RetryPolicy policy, MeterRegistry meters) {
+    /** {@code clock} and {@code random} time and jitter the retries (the node's, from its context). */
+    public Transactor(KvStore store, Executor executor, RetryPolicy policy, MeterRegistry meters, StrataClock clock,
+                      RandomGenerator random) {
         this.store = store;
         this.executor = executor;
+        this.clock = clock;
+        this.random = random;
         this.policy = policy;
         this.metrics = meters == null ? null : new Metrics(meters, store.name());
     }
@@ -39,16 +46,12 @@ public final class Transactor {
 
     /** Runs {@code body} on the executor with retries; the future fails with a StrataException. */
     public <T> CompletableFuture<T> runAsync(Function<KvTransaction, T> body) {
-        return CompletableFuture.supplyAsync(() -> runBlocking(store, policy, body, metrics), executor);
+        return CompletableFuture.supplyAsync(() -> run(body), executor);
     }
 
     /** Runs {@code body} on the calling thread with retries (for callers already on a worker). */
     public <T> T run(Function<KvTransaction, T> body) {
-        return runBlocking(store, policy, body, metrics);
-    }
-
-    static <T> T runBlocking(KvStore store, RetryPolicy policy, Function<KvTransaction, T> body, Metrics metrics) {
-        long deadline = System.nanoTime() + policy.deadline().toNanos();
+        long deadline = clock.nanoTime() + policy.deadline().toNanos();
         long backoff = policy.firstBackoff().toNanos();
         for (int attempt = 1; ; attempt++) {
             try (KvTransaction tx = store.begin()) {
@@ -70,7 +73,7 @@ public final class Transactor {
                 if (metrics != null) {
                     (se.status() == Status.TXN_CONFLICT ? metrics.conflicts : metrics.maybeCommitted).increment();
                 }
-                if (attempt >= policy.maxAttempts() || System.nanoTime() + backoff > deadline) {
+                if (attempt >= policy.maxAttempts() || clock.nanoTime() + backoff > deadline) {
                     if (metrics != null) {
                         metrics.failed.increment();
                     }
@@ -82,11 +85,11 @@ public final class Transactor {
         }
     }
 
-    private static void sleepJittered(long nanos) {
+    private void sleepJittered(long nanos) {
         if (nanos <= 0) {
             return;
         }
-        long n = nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1);
+        long n = nanos / 2 + random.nextLong(nanos / 2 + 1);
         try {
             TimeUnit.NANOSECONDS.sleep(n);
         } catch (InterruptedException e) {

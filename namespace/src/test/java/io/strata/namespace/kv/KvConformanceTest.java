@@ -271,7 +271,7 @@ abstract class KvConformanceTest {
         int each = 50;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
-            Transactor tr = new Transactor(store, pool, RetryPolicy.DEFAULT, null);
+            Transactor tr = new Transactor(store, pool, RetryPolicy.DEFAULT, null, io.strata.core.time.StrataClock.system(), new java.util.Random(1));
             List<Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 fs.add(pool.submit(() -> {
@@ -326,7 +326,7 @@ abstract class KvConformanceTest {
             }
         };
         RetryPolicy p = new RetryPolicy(3, Duration.ZERO, Duration.ofMillis(1), Duration.ofSeconds(5));
-        assertThatThrownBy(() -> new Transactor(always, Runnable::run, p, null).run(tx -> null))
+        assertThatThrownBy(() -> new Transactor(always, Runnable::run, p, null, io.strata.core.time.StrataClock.system(), new java.util.Random(1)).run(tx -> null))
                 .hasMessageContaining("gave up after 3 attempts");
     }
 }

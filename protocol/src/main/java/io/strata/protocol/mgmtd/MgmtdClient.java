@@ -90,14 +90,14 @@ public final class MgmtdClient implements AutoCloseable {
      */
     public <R extends Message> CompletableFuture<R> call(MgmtdMessage message, Class<R> type, Duration attemptTimeout, Duration budget) {
         CompletableFuture<R> out = new CompletableFuture<>();
-        long deadline = System.nanoTime() + budget.toNanos();
+        long deadline = ctx.clock().nanoTime() + budget.toNanos();
         attempt(message, type, attemptTimeout, deadline, 0, leader, out);
         return out;
     }
 
     private <R extends Message> void attempt(MgmtdMessage message, Class<R> type, Duration timeout, long deadline, int n,
                                              InetSocketAddress target, CompletableFuture<R> out) {
-        long left = deadline - System.nanoTime();
+        long left = deadline - ctx.clock().nanoTime();
         Duration t = Duration.ofNanos(Math.max(1_000_000, Math.min(timeout.toNanos(), left)));
         rpc.call(target, message, Payload.NONE, t).whenComplete((resp, err) -> {
             if (err == null) {
@@ -123,7 +123,7 @@ public final class MgmtdClient implements AutoCloseable {
                 out.completeExceptionally(e);
                 return;
             }
-            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs) >= deadline) {
+            if (ctx.clock().nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs) >= deadline) {
                 out.completeExceptionally(e);
                 return;
             }

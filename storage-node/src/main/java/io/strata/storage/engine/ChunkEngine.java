@@ -455,13 +455,13 @@ public final class ChunkEngine implements AutoCloseable {
     private CompletableFuture<ChunkMeta> writeAndRecord(ChunkMeta base, Update update, ByteBuf data, long version,
                                                         long chainVersion, boolean commit) {
         return CompletableFuture.supplyAsync(() -> {
-            long t0 = System.nanoTime();
+            long t0 = ctx.clock().nanoTime();
             try {
                 return writeVersion(base, update, data, version);
             } catch (IOException e) {
                 throw new java.util.concurrent.CompletionException(GroupCommitter.mapError(e, false));
             } finally {
-                writeTime.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
+                writeTime.record(ctx.clock().nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
             }
         }, io).thenCompose(v -> {
             ChunkMeta next;

@@ -135,9 +135,9 @@ final class GroupCommitter implements AutoCloseable {
                     // closing: commit what we have
                 }
             }
-            long t0 = System.nanoTime();
+            long t0 = ctx.clock().nanoTime();
             commit(batch);
-            commitTime.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+            commitTime.record(ctx.clock().nanoTime() - t0, TimeUnit.NANOSECONDS);
         }
     }
 
