@@ -1,5 +1,6 @@
 package io.strata.fuse;
 
+import io.strata.testing.Slow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.client.StrataFile;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @RequiresFuse
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Slow
 class NodeDeathIT {
     static final Duration IO_TIMEOUT = Duration.ofSeconds(15);
     @TempDir

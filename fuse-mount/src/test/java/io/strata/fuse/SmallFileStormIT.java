@@ -3,6 +3,7 @@ package io.strata.fuse;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.testing.Seeded;
+import io.strata.testing.Slow;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -60,6 +61,7 @@ class SmallFileStormIT {
 
     @Test
     @Seeded
+    @Slow
     @Timeout(value = 20, unit = TimeUnit.MINUTES)
     void twentyThousandSmallFilesAreCreatedStatReadAndDeletedWithoutAnError(long seed) throws Exception {
         Path root = Files.createDirectories(c.mnt.resolve("storm"));

@@ -1,5 +1,6 @@
 package io.strata.harness;
 
+import io.strata.testing.Slow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * checksum of its last acknowledged write. Prints the resync time and client throughput before and
  * during the resync (what {@code strata bench recovery} measures with processes).
  */
+@Slow
 class RecoveryIT {
     static final int CHUNK = 4 << 20;
     static final long MISSED = 1L << 30;

@@ -1,5 +1,6 @@
 package io.strata.harness;
 
+import io.strata.testing.Slow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  * writer never learned), with a matching CRC32C, and all replicas of each chain hold identical
  * chunks. A failure prints the seed ({@code -Dstrata.seed=N} replays the schedule).
  */
+@Slow
 class StorageChaosIT {
     static final int CHUNK = 256 * 1024;
     static final int VALUE = 96 * 1024;
