@@ -3,31 +3,19 @@ package io.strata.bench;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.strata.core.ChainId;
+import io.strata.harness.StorageCluster;
 import io.strata.core.ChunkId;
 import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
-import io.strata.core.NodeId;
-import io.strata.core.TargetId;
 import io.strata.core.rpc.EchoService;
-import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.l3.ReadPolicy;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
-import io.strata.storage.StorageConfig;
-import io.strata.storage.StorageNode;
 import io.strata.storage.engine.EngineOptions;
-import io.strata.protocol.routing.ChainInfo;
-import io.strata.protocol.routing.ChainTable;
-import io.strata.protocol.routing.NodeInfo;
-import io.strata.protocol.routing.RoutingInfo;
-import io.strata.placement.StaticRoutingSource;
-import io.strata.protocol.routing.TargetInfo;
-import io.strata.protocol.routing.TargetState;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -215,36 +203,21 @@ public final class L3Bench {
     }
 
     /** Three storage nodes in this JVM, one chain across them, and a client. */
+    /** The harness's storage cluster as this bench drives it: three nodes in this JVM, one chain of all three. */
     static final class Cluster implements AutoCloseable {
-        final NodeContext[] ctx = new NodeContext[4];
-        final StorageNode[] nodes = new StorageNode[4];
-        final NodeContext clientCtx;
+        final StorageCluster storage;
         final StorageClient client;
-        final StaticRoutingSource routing = new StaticRoutingSource(RoutingInfo.EMPTY);
         final ChainId chain = ChainId.of(1);
         final AtomicLong written = new AtomicLong();
 
         Cluster(Path dir, EngineOptions engine) {
-            for (int i = 1; i <= 3; i++) {
-                ctx[i] = NodeContext.builder("bench-storage-" + i).eventLoopThreads(1).build();
-                StorageConfig cfg = new StorageConfig(NodeId.of(i), List.of(new StorageConfig.Target(TargetId.of(i * 100L + 1),
-                        dir.resolve("node-" + i))), engine, Duration.ofSeconds(10));
-                nodes[i] = StorageNode.start(ctx[i], cfg, routing, RpcOptions.DEFAULTS, new InetSocketAddress("127.0.0.1", 0));
-            }
-            Map<NodeId, NodeInfo> ns = new LinkedHashMap<>();
-            Map<TargetId, TargetInfo> ts = new LinkedHashMap<>();
-            List<TargetId> members = new ArrayList<>();
-            for (int i = 1; i <= 3; i++) {
-                ns.put(NodeId.of(i), new NodeInfo(NodeId.of(i), "127.0.0.1", nodes[i].address().getPort(), Map.of()));
-                TargetId tid = TargetId.of(i * 100L + 1);
-                ts.put(tid, new TargetInfo(tid, NodeId.of(i), TargetState.SERVING));
-                members.add(tid);
-            }
-            routing.update(new RoutingInfo(1, ns, ts, Map.of(chain, new ChainInfo(chain, 1, members)),
-                    List.of(new ChainTable(1, 1, 3, List.of(chain)))));
-            clientCtx = NodeContext.builder("bench-client").eventLoopThreads(1).build();
-            client = new StorageClient(clientCtx, routing, RpcOptions.DEFAULTS,
+            storage = StorageCluster.builder(dir, 1).nodes(3).chains(1).engine(engine).forwardTimeout(Duration.ofSeconds(10)).start();
+            client = storage.client("bench-client",
                     StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.ROUND_ROBIN).withAttemptTimeout(Duration.ofSeconds(30)));
+        }
+
+        private io.micrometer.core.instrument.MeterRegistry meters(int node) {
+            return storage.context(node).meters();
         }
 
         ChunkAddress chunk(int stream, int k, int size) {
@@ -252,7 +225,7 @@ public final class L3Bench {
         }
 
         long storageCpu() {
-            return RpcBench.cpuNanos("bench-storage-");
+            return RpcBench.cpuNanos("storage-");
         }
 
         Round writeRound(int size, int streams, Duration d) throws InterruptedException {
@@ -331,17 +304,17 @@ public final class L3Bench {
             double writes = 0;
             double copied = 0;
             for (int i = 1; i <= 3; i++) {
-                batches += ctx[i].meters().find("strata.storage.fsync.batches").counters().stream().mapToDouble(c -> c.count()).sum();
-                copied += ctx[i].meters().find("strata.storage.cow.copied.bytes").counters().stream().mapToDouble(c -> c.count()).sum();
-                writes += ctx[i].meters().find("strata.storage.requests").tag("op", "write").counters().stream().mapToDouble(c -> c.count()).sum();
-                writes += ctx[i].meters().find("strata.storage.requests").tag("op", "forward").counters().stream().mapToDouble(c -> c.count()).sum();
+                batches += meters(i).find("strata.storage.fsync.batches").counters().stream().mapToDouble(c -> c.count()).sum();
+                copied += meters(i).find("strata.storage.cow.copied.bytes").counters().stream().mapToDouble(c -> c.count()).sum();
+                writes += meters(i).find("strata.storage.requests").tag("op", "write").counters().stream().mapToDouble(c -> c.count()).sum();
+                writes += meters(i).find("strata.storage.requests").tag("op", "forward").counters().stream().mapToDouble(c -> c.count()).sum();
             }
             double writeMs = 0;
             double commitMs = 0;
             double n = 0;
             for (int i = 1; i <= 3; i++) {
-                var w = ctx[i].meters().find("strata.storage.engine.write").timer();
-                var c = ctx[i].meters().find("strata.storage.engine.commit").timer();
+                var w = meters(i).find("strata.storage.engine.write").timer();
+                var c = meters(i).find("strata.storage.engine.commit").timer();
                 if (w != null && c != null) {
                     writeMs += w.mean(TimeUnit.MILLISECONDS);
                     commitMs += c.mean(TimeUnit.MILLISECONDS);
@@ -350,9 +323,9 @@ public final class L3Bench {
             }
             StringBuilder per = new StringBuilder();
             for (int i = 1; i <= 3; i++) {
-                var w = ctx[i].meters().find("strata.storage.engine.write").timer();
-                var c = ctx[i].meters().find("strata.storage.engine.commit").timer();
-                var op = ctx[i].meters().find("strata.storage.latency").tag("op", i == 1 ? "write" : "forward").timer();
+                var w = meters(i).find("strata.storage.engine.write").timer();
+                var c = meters(i).find("strata.storage.engine.commit").timer();
+                var op = meters(i).find("strata.storage.latency").tag("op", i == 1 ? "write" : "forward").timer();
                 per.append(String.format(Locale.ROOT, "%n  node %d (%s): request %.1f ms, data write+fdatasync %.1f ms, metadata commit %.1f ms (%d)",
                         i, i == 1 ? "head" : i == 2 ? "middle" : "tail", op == null ? 0 : op.mean(TimeUnit.MILLISECONDS),
                         w == null ? 0 : w.mean(TimeUnit.MILLISECONDS), c == null ? 0 : c.mean(TimeUnit.MILLISECONDS), c == null ? 0 : c.count()));
@@ -364,16 +337,7 @@ public final class L3Bench {
 
         @Override
         public void close() {
-            client.close();
-            clientCtx.close();
-            for (int i = 1; i <= 3; i++) {
-                if (nodes[i] != null) {
-                    nodes[i].close();
-                }
-                if (ctx[i] != null) {
-                    ctx[i].close();
-                }
-            }
+            storage.close();
         }
     }
 

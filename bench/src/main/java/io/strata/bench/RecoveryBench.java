@@ -3,15 +3,13 @@ package io.strata.bench;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.strata.core.ChainId;
+import io.strata.harness.StorageCluster;
 import io.strata.core.ChunkId;
 import io.strata.core.DataSize;
-import io.strata.core.NodeContext;
 import io.strata.core.TargetId;
-import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
-import io.strata.core.util.JavaProcess;
 import io.strata.l3.ReadPolicy;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
@@ -21,15 +19,8 @@ import io.strata.protocol.storage.ChunkSummary;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.TargetState;
-import io.strata.placement.ManagerRoutingSource;
-import io.strata.protocol.mgmtd.MgmtdClient;
-import io.strata.mgmtd.MgmtdConfig;
-import io.strata.protocol.mgmtd.MgmtdMessage;
-import io.strata.mgmtd.MgmtdServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -127,14 +118,8 @@ public final class RecoveryBench {
         final Path root;
         final Options o;
         final PrintStream out;
-        final NodeContext mctx;
-        final MgmtdServer mgmtd;
-        final NodeContext cctx;
-        final MgmtdClient admin;
-        final ManagerRoutingSource routing;
+        final StorageCluster storage;
         final StorageClient client;
-        final InetSocketAddress[] addresses = new InetSocketAddress[NODES + 1];
-        final JavaProcess[] processes = new JavaProcess[NODES + 1];
         final Map<ChunkAddress, History> chunks = new ConcurrentHashMap<>();
         final List<ChunkAddress> written = new CopyOnWriteArrayList<>();
         final AtomicLong seq = new AtomicLong();
@@ -151,39 +136,19 @@ public final class RecoveryBench {
             this.root = root;
             this.o = o;
             this.out = out;
-            mctx = NodeContext.builder("bench-mgmtd").eventLoopThreads(1).build();
-            MgmtdServer m;
-            try {
-                m = MgmtdServer.start(mctx, MgmtdConfig.single(root.resolve("mgmtd"), InetSocketAddress.createUnresolved("127.0.0.1", 0),
-                        InetSocketAddress.createUnresolved("127.0.0.1", 0), o.lease()));
-            } catch (IOException | RuntimeException e) {
-                mctx.close();
-                throw e;
-            }
-            mgmtd = m;
-            cctx = NodeContext.builder("bench-client").eventLoopThreads(2).build();
-            admin = new MgmtdClient(cctx, List.of(mgmtd.rpcAddress()));
-            routing = ManagerRoutingSource.start(cctx, admin, Duration.ofSeconds(10), Duration.ofSeconds(3));
-            client = new StorageClient(cctx, routing, RpcOptions.DEFAULTS,
+            // a cluster manager in this JVM, NODES storage processes of one target each, one chain of all of them
+            storage = StorageCluster.builder(root, 1).nodes(NODES).chains(1).replicas(NODES).mode(StorageCluster.Mode.PROCESSES)
+                    .managed(o.lease()).resyncBandwidth(o.resyncBandwidth()).jvmArgs(List.of("-Xmx512m", "-XX:+ExitOnOutOfMemoryError"))
+                    .start();
+            client = storage.client("bench-client",
                     StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.RANDOM).withAttemptTimeout(Duration.ofSeconds(10)));
         }
 
         Map<String, String> run() throws Exception {
-            await("a cluster manager leader", mgmtd::isLeader);
-            for (int i = 1; i <= NODES; i++) {
-                addresses[i] = new InetSocketAddress("127.0.0.1", freePort());
-                launch(i);
-            }
-            for (int i = 1; i <= NODES; i++) {
-                awaitReady(i);
-            }
-            Futures.join(admin.call(new MgmtdMessage.CreateChainTable(1, NODES), MgmtdMessage.ChainTableCreated.class,
-                    Duration.ofSeconds(10), Duration.ofSeconds(60)), T);
-            await("every target serving", () -> allServing(mgmtd.routing()));
-            await("the client's routing", () -> allServing(routing.current()));
-            ChainInfo chain = mgmtd.routing().chain(CHAIN);
+            await("the client's routing", () -> allServing(client.routing().current()));
+            ChainInfo chain = storage.managerRouting().chain(CHAIN);
             TargetId victimT = chain.targets().get(chain.targets().size() - 1);
-            int victim = (int) (victimT.value() / 100);
+            int victim = StorageCluster.nodeOf(victimT);
             Table t = new Table("phase", "seconds", "client write MB/s", "client read MB/s", "what happened");
 
             // 1. the baseline: the healthy chain under the client load
@@ -198,13 +163,13 @@ public final class RecoveryBench {
                     "baseline, after " + fmt(warm.seconds(), 0) + " s warm-up");
 
             // 2. kill -9 one node; keep writing until the missed bytes are acknowledged without it
-            processes[victim].kill();
+            storage.kill(victim);
             long killedAt = System.nanoTime();
             Window degraded = Window.start(this);
             long target = writtenBytes.get() + o.missed().bytes();
             long[] noticed = {0};
             await("the missed bytes written", () -> {
-                if (noticed[0] == 0 && mgmtd.routing().target(victimT).state() != TargetState.SERVING) {
+                if (noticed[0] == 0 && storage.managerRouting().target(victimT).state() != TargetState.SERVING) {
                     noticed[0] = System.nanoTime();
                 }
                 return writtenBytes.get() >= target;
@@ -218,14 +183,14 @@ public final class RecoveryBench {
             overwrite = true;
             Window resync = Window.start(this);
             long restartAt = System.nanoTime();
-            launch(victim);
+            storage.restartAsync(victim);
             long[] marks = new long[3]; // registered, syncing, serving
             await("the restarted target serving", () -> {
                 long now = System.nanoTime();
-                if (marks[0] == 0 && Files.exists(root.resolve("storage-" + victim).resolve("ready.properties"))) {
+                if (marks[0] == 0 && Files.exists(storage.nodeDir(victim).resolve("ready.properties"))) {
                     marks[0] = now;
                 }
-                TargetState s = mgmtd.routing().target(victimT).state();
+                TargetState s = storage.managerRouting().target(victimT).state();
                 if (marks[1] == 0 && s == TargetState.SYNCING) {
                     marks[1] = now;
                 }
@@ -357,7 +322,7 @@ public final class RecoveryBench {
         }
 
         Verification verify() {
-            RoutingInfo r = mgmtd.routing();
+            RoutingInfo r = storage.managerRouting();
             int lost = 0;
             long bytes = 0;
             IoOptions io = IoOptions.DEFAULT.withTimeout(Duration.ofSeconds(60));
@@ -402,33 +367,6 @@ public final class RecoveryBench {
 
         // ---- processes ----
 
-        void launch(int i) throws IOException {
-            Path home = root.resolve("storage-" + i);
-            Files.createDirectories(home);
-            Files.deleteIfExists(home.resolve("ready.properties"));
-            Path cfg = home.resolve("storage.toml");
-            Files.writeString(cfg, """
-                    [node]
-                    name = "storage-%d"
-                    listen = "127.0.0.1:%d"
-                    data = "%s"
-                    [storage]
-                    node-id = %d
-                    mgmtd = ["%s"]
-                    labels = { host = "h%d" }
-                    resync-bandwidth = "%dB"
-                    [[storage.targets]]
-                    id = %d
-                    """.formatted(i, addresses[i].getPort(), home, i, hostPort(mgmtd.rpcAddress()), i, o.resyncBandwidth().bytes(),
-                    i * 100 + 1));
-            processes[i] = JavaProcess.start("storage-" + i, StorageNodeMain.class.getName(), List.of("--config", cfg.toString()),
-                    List.of("-Xmx512m", "-XX:+ExitOnOutOfMemoryError"), Map.of(), home.resolve("storage.log"));
-        }
-
-        void awaitReady(int i) {
-            processes[i].awaitReady(() -> Files.exists(root.resolve("storage-" + i).resolve("ready.properties")), Duration.ofSeconds(60));
-        }
-
         static boolean allServing(RoutingInfo r) {
             ChainInfo c = r.chains().get(CHAIN);
             return c != null && c.targets().stream().allMatch(t -> r.target(t).state() == TargetState.SERVING);
@@ -437,17 +375,7 @@ public final class RecoveryBench {
         @Override
         public void close() {
             stop.set(true);
-            for (JavaProcess p : processes) {
-                if (p != null) {
-                    p.close();
-                }
-            }
-            client.close();
-            routing.close();
-            admin.close();
-            cctx.close();
-            mgmtd.close();
-            mctx.close();
+            storage.close();
         }
     }
 
@@ -519,17 +447,6 @@ public final class RecoveryBench {
 
     private static String fmt(double v, int decimals) {
         return Stats.fmt(v, decimals);
-    }
-
-    private static String hostPort(InetSocketAddress a) {
-        return a.getHostString() + ":" + a.getPort();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        }
     }
 
     private static void deleteTree(Path root) throws IOException {

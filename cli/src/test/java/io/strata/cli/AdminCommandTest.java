@@ -11,7 +11,6 @@ import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.protocol.mgmtd.MgmtdMessage;
 import io.strata.protocol.mgmtd.NodeRole;
 import io.strata.core.util.Eventually;
-import io.strata.testing.TestNodes;
 import io.strata.harness.MiniMgmtdCluster;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -31,7 +30,7 @@ class AdminCommandTest {
     void adminPrintsNodesTargetsChainsAndRouting() {
         Duration t = Duration.ofSeconds(20);
         try (MiniMgmtdCluster m = MiniMgmtdCluster.builder(dir).peers(1).lease(Duration.ofSeconds(30)).autoTable(3).start();
-             NodeContext ctx = TestNodes.context("admin-test", 3);
+             NodeContext ctx = NodeContext.seeded("admin-test", 3);
              MgmtdClient c = new MgmtdClient(ctx, m.addresses())) {
             for (int n = 1; n <= 3; n++) {
                 Futures.join(c.call(new MgmtdMessage.RegisterNode(new NodeInfo(NodeId.of(n), "127.0.0.1", 9400 + n, Map.of("rack", "rack-" + n)),

@@ -14,7 +14,6 @@ import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaConfig;
 import io.strata.namespace.service.MetaServer;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -43,7 +42,7 @@ class PolicyCliTest {
                 replicas = 2
                 chains = [4, 5]
                 """.formatted(tmp), "meta.toml");
-        try (NodeContext ctx = TestNodes.context("meta-cli", 3);
+        try (NodeContext ctx = NodeContext.seeded("meta-cli", 3);
              MetaServer server = MetaServer.start(ctx, MetaConfig.read(cfg), null, null);
              RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
             String addr = "127.0.0.1:" + server.address().getPort();

@@ -1,19 +1,12 @@
 package io.strata.client;
 
-import io.strata.namespace.TierChunkReclaimer;
 import io.strata.protocol.meta.MetaMessages;
-import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.tier.Tier;
 import io.strata.core.util.Futures;
-import io.strata.l3.StorageClient;
-import io.strata.l3.StorageClientOptions;
 import io.strata.protocol.meta.MetaClient;
-import io.strata.namespace.service.MetaConfig;
 import io.strata.namespace.service.MetaServer;
-import io.strata.placement.StaticRoutingSource;
-import io.strata.testing.TestNodes;
 import io.strata.harness.LocalCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,19 +15,18 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 
 /**
- * A local cluster for client tests: storage nodes and the meta service in this JVM (the meta
- * service's garbage collector frees chunks through an {@link TierChunkReclaimer}), and clients
- * that share the cluster's routing source, so a test can change routing as a manager would.
+ * The harness's local cluster for client tests (storage nodes and the meta service in this JVM)
+ * and clients that share the cluster's routing source, so a test can change routing as a manager
+ * would.
  */
 final class TestCluster implements AutoCloseable {
     final LocalCluster cluster;
     private final long seed;
     private final List<AutoCloseable> closeables = new ArrayList<>();
-    private MetaServer meta;
 
     private TestCluster(LocalCluster.Builder b, long seed) {
         this.seed = seed;
-        this.cluster = b.metaInProcess(this::startMeta).start();
+        this.cluster = b.metaInProcess().start();
     }
 
     static TestCluster start(Path dir, long seed) {
@@ -45,23 +37,8 @@ final class TestCluster implements AutoCloseable {
         return new TestCluster(settings.apply(LocalCluster.builder(dir, seed).storageNodes(3).chains(6).metaSync(false)), seed);
     }
 
-    private LocalCluster.Started startMeta(Path configFile) {
-        ConfigNode root = ConfigNode.load(configFile);
-        MetaConfig cfg = MetaConfig.read(root);
-        StaticRoutingSource routing = StaticRoutingSource.fromConfig(root.section("routing"));
-        NodeContext ctx = TestNodes.context("meta", seed);
-        StorageClient gc = new StorageClient(ctx, routing, cfg.node().rpc(), StorageClientOptions.DEFAULTS);
-        meta = MetaServer.start(ctx, cfg, null, new TierChunkReclaimer(gc, Duration.ofSeconds(30)));
-        MetaServer m = meta;
-        return new LocalCluster.Started(meta.address(), () -> {
-            m.close();
-            gc.close();
-            ctx.close();
-        });
-    }
-
     MetaServer meta() {
-        return meta;
+        return cluster.meta();
     }
 
     ClientConfig config() {
@@ -70,7 +47,7 @@ final class TestCluster implements AutoCloseable {
 
     /** A client named {@code name} over the cluster's shared routing, L3 wrapped by {@code wrap}. */
     StrataFileSystem client(String name, ClientConfig cfg, UnaryOperator<Tier> wrap) {
-        NodeContext ctx = TestNodes.context(name, seed);
+        NodeContext ctx = NodeContext.seeded(name, seed);
         RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, cfg.rpc());
         MetaClient mc = new MetaClient(ctx, rpc, cfg.meta(), Duration.ofSeconds(10), 4);
         StrataFileSystem fs = StrataFileSystem.create(ctx, cfg.withName(name), mc, cluster.routingSource(), List.of(rpc, ctx), wrap);
@@ -90,7 +67,7 @@ final class TestCluster implements AutoCloseable {
 
     /** Runs the collector once now; the number of files whose chunks were freed. */
     int collectGarbage() {
-        return Futures.join(meta.meta().collectGarbageAsync(), Duration.ofSeconds(60));
+        return Futures.join(cluster.meta().meta().collectGarbageAsync(), Duration.ofSeconds(60));
     }
 
     @Override

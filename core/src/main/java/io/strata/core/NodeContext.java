@@ -56,6 +56,16 @@ public final class NodeContext implements AutoCloseable {
                 new DefaultThreadFactory(name + "-net", true), transport.ioHandlerFactory());
     }
 
+    /**
+     * A small context named {@code name} whose randomness and fault injector derive from
+     * {@code seed} and the name (tests, benchmarks, the in-process cluster harness: each
+     * simulated node its own stream, replayable from one seed).
+     */
+    public static NodeContext seeded(String name, long seed) {
+        long nodeSeed = seed ^ name.hashCode() * 0x9E3779B97F4A7C15L;
+        return builder(name).seed(nodeSeed).faults(new FaultInjector(nodeSeed)).eventLoopThreads(2).blockingThreads(4).build();
+    }
+
     public static Builder builder(String name) {
         return new Builder(name);
     }

@@ -1,6 +1,13 @@
 package io.strata.harness;
 
+import io.strata.config.ConfigNode;
+import io.strata.core.NodeContext;
 import io.strata.core.util.JavaProcess;
+import io.strata.l3.StorageClient;
+import io.strata.l3.StorageClientOptions;
+import io.strata.namespace.TierChunkReclaimer;
+import io.strata.namespace.service.MetaConfig;
+import io.strata.namespace.service.MetaServer;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.StaticRoutingSource;
 import java.io.IOException;
@@ -19,13 +26,14 @@ import java.util.Properties;
 /**
  * A whole Strata cluster on loopback for integration tests and benchmarks: N storage nodes with a
  * static chain table ({@link StorageCluster}, in this JVM or as child processes), a meta service
- * on LMDB (a child process, or started in this JVM by the test's {@link MetaStarter}) whose chain
- * tables match the storage nodes', and optionally more daemon processes (a FUSE mount, say).
+ * on LMDB (a child process, or in this JVM with its garbage collector freeing chunks on the
+ * storage nodes through {@link TierChunkReclaimer}) whose chain tables match the storage
+ * nodes', and optionally more daemon processes (a FUSE mount, say).
  *
- * <p>test-support sits below {@code namespace}, {@code client} and {@code fuse-mount} in the
- * build (their tests use it), so it never links their classes: process daemons are started by
- * class name, and the harness hands out addresses and config text ({@link #clientToml}) from
- * which a test builds its own clients.
+ * <p>The harness sits below {@code client} and {@code fuse-mount} in the build (their tests use
+ * it), so it never links their classes: daemons above it are started by class name, and the
+ * harness hands out addresses and config text ({@link #clientToml}) from which a test builds its
+ * own clients.
  *
  * <pre>{@code
  * try (LocalCluster c = LocalCluster.builder(dir, seed).storageNodes(3).chains(6).start()) {
@@ -39,18 +47,8 @@ public final class LocalCluster implements AutoCloseable {
     /** Where the meta service runs. */
     public enum MetaMode { PROCESS, IN_PROCESS }
 
-    /** Starts a meta service in the test's JVM from a config file (the harness cannot link the namespace). */
-    @FunctionalInterface
-    public interface MetaStarter {
-        Started start(Path configFile) throws Exception;
-    }
-
-    /** A meta service started in this JVM: its RPC address and what stops it. */
-    public record Started(InetSocketAddress address, AutoCloseable handle) {
-    }
-
     /** The bare meta service process (no data tier wired: deleted files' chunks stay queued). */
-    public static final String META_SERVER_MAIN = "io.strata.namespace.service.MetaServer";
+    public static final String META_SERVER_MAIN = MetaServer.class.getName();
     /** The CLI, whose {@code strata meta} frees deleted files' chunks on the storage nodes. */
     public static final String STRATA_MAIN = "io.strata.cli.StrataMain";
 
@@ -58,7 +56,7 @@ public final class LocalCluster implements AutoCloseable {
     private final StorageCluster storage;
     private final int metaPort;
     private JavaProcess metaProcess;
-    private Started metaInProcess;
+    private InProcessMeta metaInProcess;
     private final List<JavaProcess> extra = new ArrayList<>();
 
     private LocalCluster(Builder b, StorageCluster storage) {
@@ -80,7 +78,6 @@ public final class LocalCluster implements AutoCloseable {
         private int replicas = 3;
         private StorageCluster.Mode storageMode = StorageCluster.Mode.IN_PROCESS;
         private MetaMode metaMode = MetaMode.PROCESS;
-        private MetaStarter metaStarter;
         private String metaMain = META_SERVER_MAIN;
         private Duration gcInterval = Duration.ofMillis(200);
         private boolean metaSync = true;
@@ -112,10 +109,12 @@ public final class LocalCluster implements AutoCloseable {
             return this;
         }
 
-        /** Runs the meta service in this JVM through {@code starter}. */
-        public Builder metaInProcess(MetaStarter starter) {
+        /**
+         * Runs the meta service in this JVM, its collector freeing deleted files' chunks on the
+         * storage nodes (through a storage client on the cluster's routing).
+         */
+        public Builder metaInProcess() {
             this.metaMode = MetaMode.IN_PROCESS;
-            this.metaStarter = starter;
             return this;
         }
 
@@ -237,7 +236,7 @@ public final class LocalCluster implements AutoCloseable {
             Path cfg = metaDir().resolve("meta.toml");
             Files.writeString(cfg, metaToml());
             if (b.metaMode == MetaMode.IN_PROCESS) {
-                metaInProcess = b.metaStarter.start(cfg);
+                metaInProcess = new InProcessMeta(cfg);
                 return;
             }
             Files.deleteIfExists(metaDir().resolve("meta.address"));
@@ -267,8 +266,44 @@ public final class LocalCluster implements AutoCloseable {
             metaProcess.kill();
         }
         if (metaInProcess != null) {
-            closeQuietly(metaInProcess.handle());
+            metaInProcess.close();
             metaInProcess = null;
+        }
+    }
+
+    /** The in-process meta service (IN_PROCESS mode; null otherwise or while it is killed). */
+    public MetaServer meta() {
+        return metaInProcess == null ? null : metaInProcess.server;
+    }
+
+    /** A meta service in this JVM: its context, the storage client its collector frees chunks with, the server. */
+    private final class InProcessMeta implements AutoCloseable {
+        final NodeContext ctx;
+        final StorageClient gc;
+        final MetaServer server;
+
+        InProcessMeta(Path configFile) {
+            MetaConfig cfg = MetaConfig.read(ConfigNode.load(configFile));
+            ctx = NodeContext.seeded("meta", b.seed);
+            StorageClient c = null;
+            try {
+                c = new StorageClient(ctx, routingSource(), cfg.node().rpc(), StorageClientOptions.DEFAULTS);
+                server = MetaServer.start(ctx, cfg, null, new TierChunkReclaimer(c, Duration.ofSeconds(30)));
+            } catch (RuntimeException e) {
+                if (c != null) {
+                    c.close();
+                }
+                ctx.close();
+                throw e;
+            }
+            gc = c;
+        }
+
+        @Override
+        public void close() {
+            server.close();
+            gc.close();
+            ctx.close();
         }
     }
 
@@ -332,7 +367,7 @@ public final class LocalCluster implements AutoCloseable {
             metaProcess.stop(Duration.ofSeconds(10));
         }
         if (metaInProcess != null) {
-            closeQuietly(metaInProcess.handle());
+            metaInProcess.close();
         }
         storage.close();
     }

@@ -569,6 +569,23 @@ public final class StorageCluster implements AutoCloseable {
     }
 
     /**
+     * Starts node {@code i} again and returns at once: a process node is launched (its
+     * {@code nodeDir(i)/ready.properties} appears once it serves RPCs, and in a managed cluster
+     * once it registered); an in-process node starts as in {@link #restart}. For benchmarks that
+     * time the way back.
+     */
+    public void restartAsync(int i) {
+        if (isRunning(i)) {
+            throw new IllegalStateException("storage-" + i + " is running");
+        }
+        if (b.mode == Mode.PROCESSES) {
+            launchProcess(i, null);
+        } else {
+            startInProcess(i);
+        }
+    }
+
+    /**
      * Restarts process node {@code i} armed to halt itself (as kill -9) the {@code n}-th time
      * fault point {@code point} fires, e.g. {@code chunk.data-write} in the middle of a chunk write.
      */

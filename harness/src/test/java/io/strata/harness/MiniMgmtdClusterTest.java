@@ -5,14 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.strata.core.NodeContext;
 import io.strata.core.NodeId;
 import io.strata.core.TargetId;
-import io.strata.core.util.Futures;
 import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.TargetState;
 import io.strata.placement.agent.StorageAgent;
 import io.strata.placement.ManagerRoutingSource;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.core.util.Eventually;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,7 +31,7 @@ class MiniMgmtdClusterTest {
             List<StorageAgent> agents = new ArrayList<>();
             List<ManagerRoutingSource> sources = new ArrayList<>();
             for (int i = 1; i <= 3; i++) {
-                NodeContext ctx = TestNodes.context("storage-" + i, 5);
+                NodeContext ctx = NodeContext.seeded("storage-" + i, 5);
                 MgmtdClient c = new MgmtdClient(ctx, m.addresses());
                 ManagerRoutingSource r = ManagerRoutingSource.start(ctx, c);
                 StorageAgent a = StorageAgent.start(ctx, c, r, new NodeInfo(NodeId.of(i), "127.0.0.1", 9300 + i, Map.of()),

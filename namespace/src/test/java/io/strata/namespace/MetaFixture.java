@@ -15,7 +15,6 @@ import io.strata.namespace.kv.Bytes;
 import io.strata.namespace.kv.KeyValue;
 import io.strata.namespace.kv.KvStore;
 import io.strata.namespace.kv.LmdbKvStore;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -39,7 +38,7 @@ abstract class MetaFixture {
 
     @BeforeEach
     void start() {
-        ctx = TestNodes.context("meta-test", 1);
+        ctx = NodeContext.seeded("meta-test", 1);
         kv = openKv();
         meta = new MetaStore(ctx, kv, StaticChainTables.uniform(8), reclaimer(), options());
     }

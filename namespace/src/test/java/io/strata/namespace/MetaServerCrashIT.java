@@ -14,11 +14,9 @@ import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
-import io.strata.config.ConfigNode;
 import io.strata.namespace.kv.LmdbKvStore;
 import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaServer;
-import io.strata.testing.TestNodes;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -64,7 +62,7 @@ class MetaServerCrashIT {
                 chains = [1, 2, 3, 4]
                 """.formatted(data));
         List<String> acked = new ArrayList<>();
-        try (NodeContext ctx = TestNodes.context("crash-client", 5)) {
+        try (NodeContext ctx = NodeContext.seeded("crash-client", 5)) {
             JavaProcess p = startServer(config, data);
             try (RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
                 MetaClient c = new MetaClient(ctx, rpc, List.of(Addresses.parse(Files.readString(data.resolve("meta.address")))),

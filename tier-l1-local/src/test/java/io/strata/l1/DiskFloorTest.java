@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
 import io.strata.core.util.Futures;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -35,7 +34,7 @@ class DiskFloorTest {
 
     @BeforeEach
     void open() {
-        ctx = TestNodes.context("floor", 7);
+        ctx = NodeContext.seeded("floor", 7);
         below = new FileTier(dir.resolve("below"), false);
         for (int c = 0; c < 8; c++) {
             Fixture.write(below, chunk(30, c, CHUNK), 0, Fixture.bytes(c, CHUNK), io(1));

@@ -11,7 +11,6 @@ import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
 import io.strata.testing.Seeded;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -116,7 +115,7 @@ class L1ModelTest {
 
         Client(String name, long seed) {
             this.name = name;
-            this.ctx = TestNodes.context(name, seed);
+            this.ctx = NodeContext.seeded(name, seed);
             this.l1 = open();
         }
 

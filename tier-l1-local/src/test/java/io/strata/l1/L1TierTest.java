@@ -21,7 +21,6 @@ import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
 import io.strata.core.util.Futures;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -47,7 +46,7 @@ class L1TierTest {
 
     @BeforeEach
     void open() {
-        ctx = TestNodes.context("l1", 1);
+        ctx = NodeContext.seeded("l1", 1);
         below = new FileTier(dir.resolve("below"), false);
         l1 = new L1Tier(ctx, Fixture.config("t", DataSize.ofMiB(4), BLOCK, dir.resolve("nvme"), DataSize.ofMiB(8)), below);
     }

@@ -13,7 +13,6 @@ import io.strata.core.StrataException;
 import io.strata.core.fault.Fault;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.util.Futures;
-import io.strata.testing.TestNodes;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -42,7 +41,7 @@ class NvmeCorruptionTest {
 
     @BeforeEach
     void open() {
-        ctx = TestNodes.context("corrupt", 5);
+        ctx = NodeContext.seeded("corrupt", 5);
         below = new FileTier(dir.resolve("below"), false);
         Fixture.write(below, c, 0, data, io(1));
     }

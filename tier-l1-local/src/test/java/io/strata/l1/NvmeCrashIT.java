@@ -10,7 +10,6 @@ import io.strata.core.tier.QosClass;
 import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
 import io.strata.l3.StorageClient;
-import io.strata.testing.TestNodes;
 import io.strata.harness.StorageCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -67,7 +66,7 @@ class NvmeCrashIT {
             }
         }
         assertThat(dir.resolve("filled")).exists();
-        NodeContext ctx = TestNodes.context("l1-after", 78);
+        NodeContext ctx = NodeContext.seeded("l1-after", 78);
         CountingTier below = new CountingTier(cluster.client("after-" + point));
         IoOptions io = new IoOptions(1, QosClass.INTERACTIVE, Duration.ofSeconds(20));
         try (L1Tier l1 = new L1Tier(ctx, CrashChild.config(dir.resolve("nvme")), below)) {

@@ -9,7 +9,6 @@ import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.util.Futures;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.util.Arrays;
 import org.junit.jupiter.api.AfterEach;
@@ -34,7 +33,7 @@ class ScanResistanceTest {
 
     @BeforeEach
     void open() {
-        ctx = TestNodes.context("scan", 3);
+        ctx = NodeContext.seeded("scan", 3);
         below = new FileTier(dir.resolve("below"), false);
         // 2,100 blocks of data: block n of the data set is block n % 16 of chunk n / 16 of inode 100
         byte[] chunkData = new byte[CHUNK];

@@ -8,7 +8,6 @@ import io.strata.core.tier.QosClass;
 import io.strata.core.util.JavaProcess;
 import io.strata.l3.StorageClient;
 import io.strata.testing.Seeded;
-import io.strata.testing.TestNodes;
 import io.strata.harness.StorageCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,7 +77,7 @@ class WriteBackCrashIT {
             System.out.println("write-back crash: " + promises.size() + " fsyncs promised; up to " + lost
                     + " unflushed writes lost by the kill (allowed)");
             // the dead client's cache holds no absorbed write: reading through a new L1 gives what L3 holds
-            NodeContext ctx = TestNodes.context("l1-after", seed);
+            NodeContext ctx = NodeContext.seeded("l1-after", seed);
             try (L1Tier l1 = new L1Tier(ctx, CrashChild.config(work.resolve("nvme")), cluster.client("after"))) {
                 for (int f = 0; f < CrashChild.FILES; f++) {
                     assertThat(Fixture.read(l1, CrashChild.wbChunk(f), 0, CrashChild.WB_CHUNK, io)).isEqualTo(stored[f]);

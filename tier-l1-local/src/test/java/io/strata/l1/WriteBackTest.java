@@ -17,7 +17,6 @@ import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
 import io.strata.core.util.Eventually;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -40,7 +39,7 @@ class WriteBackTest {
 
     @BeforeEach
     void open() {
-        ctx = TestNodes.context("wb", 11);
+        ctx = NodeContext.seeded("wb", 11);
         below = new FileTier(dir.resolve("below"), false);
         l1 = l1(L1Config.WriteBack.DEFAULTS.withRetries(3, Duration.ofMillis(1)));
     }

@@ -26,7 +26,6 @@ import io.strata.protocol.meta.SetAttr;
 import io.strata.protocol.meta.StatFs;
 import io.strata.namespace.StaticChainTables;
 import io.strata.namespace.kv.LmdbKvStore;
-import io.strata.testing.TestNodes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -58,9 +57,9 @@ class MetaServiceTest {
 
     @BeforeEach
     void start() {
-        ctxA = TestNodes.context("meta-a", 11);
-        ctxB = TestNodes.context("meta-b", 12);
-        clientCtx = TestNodes.context("client", 13);
+        ctxA = NodeContext.seeded("meta-a", 11);
+        ctxB = NodeContext.seeded("meta-b", 12);
+        clientCtx = NodeContext.seeded("client", 13);
         kv = LmdbKvStore.open(tmp.resolve("kv"), LmdbKvStore.Options.DEFAULTS.withSync(false), null);
         MetaStore.Options o = MetaStore.Options.DEFAULTS.withGc(Duration.ZERO, Duration.ZERO);
         metaA = new MetaStore(ctxA, kv, StaticChainTables.uniform(6), ChunkReclaimer.NONE, o);

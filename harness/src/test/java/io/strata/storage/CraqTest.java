@@ -1,5 +1,6 @@
 package io.strata.storage;
 
+import io.strata.harness.StorageCluster;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
 import io.strata.core.util.Eventually;
@@ -50,14 +51,14 @@ class CraqTest {
 
     @TempDir
     Path dir;
-    ChainFixture f;
+    StorageCluster f;
     StorageClient client;
     NodeContext rawCtx;
     RpcClient raw;
 
     @BeforeEach
     void start() {
-        f = new ChainFixture(dir, 31);
+        f = StorageCluster.builder(dir, 31).nodes(3).chains(2).start();
         client = f.client("client", StorageClientOptions.DEFAULTS);
         rawCtx = NodeContext.builder("raw").eventLoopThreads(1).build();
         raw = new RpcClient(rawCtx, StorageMessages.PROTOCOL, RpcOptions.DEFAULTS);
@@ -81,7 +82,7 @@ class CraqTest {
     }
 
     byte[] readFrom(ChunkAddress a, int node) {
-        TargetId t = ChainFixture.target(node, a.chain().value());
+        TargetId t = StorageCluster.target(node, a.chain().value());
         ChunkRead r = Futures.join(client.readChunkAsync(a, 0, a.chunkSize(), IO, Optional.of(t)));
         return bytes(r.data());
     }
@@ -96,13 +97,13 @@ class CraqTest {
     }
 
     ChunkStat stat(ChunkAddress a, int node) {
-        return Futures.join(client.statAsync(a, ChainFixture.target(node, a.chain().value()), Duration.ofSeconds(5)));
+        return Futures.join(client.statAsync(a, StorageCluster.target(node, a.chain().value()), Duration.ofSeconds(5)));
     }
 
     @Test
     void writesReachEveryReplicaAndReadFromAny() {
         Random r = new Random(1);
-        ChunkAddress a = ChainFixture.chunk(10, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(10, 0, 1, SIZE);
         byte[] v1 = new byte[300_000];
         r.nextBytes(v1);
         write(a, 0, v1);
@@ -127,17 +128,17 @@ class CraqTest {
             assertThat(readFrom(a, n)).isEmpty();
             assertThat(stat(a, n).removed()).isTrue();
         }
-        assertThat(f.ctx[1].meters().find("strata.storage.requests").tag("op", "write").tag("status", "OK").counter().count())
+        assertThat(f.context(1).meters().find("strata.storage.requests").tag("op", "write").tag("status", "OK").counter().count())
                 .isEqualTo(4.0);
     }
 
     @Test
     void eachBadInputGetsItsOwnStatusAndWritesNothing() {
-        ChunkAddress a = ChainFixture.chunk(11, 0, 1, SIZE);
-        long v = f.routing.current().chain(a.chain()).version();
+        ChunkAddress a = StorageCluster.chunk(11, 0, 1, SIZE);
+        long v = f.routing().current().chain(a.chain()).version();
         ByteBuf data = Unpooled.wrappedBuffer(new byte[]{1, 2, 3, 4});
         int crc = Crc32c.of(data);
-        var head = f.addresses[1];
+        var head = f.address(1);
         // wrong checksum
         assertThat(status(head, new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 1), UpdateKind.WRITE, 0, 4, crc ^ 1), data))
                 .isEqualTo(Status.CHECKSUM_MISMATCH);
@@ -149,7 +150,7 @@ class CraqTest {
         // offset past the chunk size (server side, then the client's own check)
         assertThat(status(head, new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 4), UpdateKind.WRITE, SIZE - 2, 4, crc), data))
                 .isEqualTo(Status.OFFSET_OUT_OF_RANGE);
-        assertThat(status(f.addresses[2], new ReadChunk(ChunkRef.of(a), v, SIZE + 1, 10), Unpooled.EMPTY_BUFFER))
+        assertThat(status(f.address(2), new ReadChunk(ChunkRef.of(a), v, SIZE + 1, 10), Unpooled.EMPTY_BUFFER))
                 .isEqualTo(Status.OFFSET_OUT_OF_RANGE);
         assertThatThrownBy(() -> Futures.join(client.writeAsync(a, SIZE, data, IO)))
                 .extracting(e -> ((StrataException) e).status()).isEqualTo(Status.OFFSET_OUT_OF_RANGE);
@@ -158,7 +159,7 @@ class CraqTest {
         assertThat(stale).isInstanceOf(StrataException.StaleRouting.class);
         assertThat(((StrataException.StaleRouting) stale).currentVersion()).isEqualTo(v);
         // a write sent to a middle replica instead of the head
-        assertThat(status(f.addresses[2], new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 6), UpdateKind.WRITE, 0, 4, crc), data))
+        assertThat(status(f.address(2), new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 6), UpdateKind.WRITE, 0, 4, crc), data))
                 .isEqualTo(Status.STALE_CHAIN_VERSION);
         data.release();
         for (int n : f.members(1)) {
@@ -184,21 +185,21 @@ class CraqTest {
 
     @Test
     void aRetriedOrDuplicatedWriteIsAppliedOnce() {
-        ChunkAddress a = ChainFixture.chunk(12, 0, 1, SIZE);
-        long v = f.routing.current().chain(a.chain()).version();
+        ChunkAddress a = StorageCluster.chunk(12, 0, 1, SIZE);
+        long v = f.routing().current().chain(a.chain()).version();
         ByteBuf x = Unpooled.wrappedBuffer(new byte[]{7, 7, 7});
         RequestId idX = new RequestId(42, 1);
         WriteChunk wx = new WriteChunk(ChunkRef.of(a), v, idX, UpdateKind.WRITE, 0, 3, Crc32c.of(x));
         // the same request twice at once: one application, the same answer
-        CompletableFuture<Response> r1 = raw.call(f.addresses[1], wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10));
-        CompletableFuture<Response> r2 = raw.call(f.addresses[1], wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10));
+        CompletableFuture<Response> r1 = raw.call(f.address(1), wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10));
+        CompletableFuture<Response> r2 = raw.call(f.address(1), wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10));
         WriteDone d1 = message(r1);
         WriteDone d2 = message(r2);
         assertThat(d1).isEqualTo(d2);
         assertThat(d1.version()).isEqualTo(1);
         // another writer overwrites; then the first request is retried: it must not come back
         write(a, 0, new byte[]{9, 9, 9});
-        WriteDone d3 = message(raw.call(f.addresses[1], wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10)));
+        WriteDone d3 = message(raw.call(f.address(1), wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10)));
         assertThat(d3.version()).isEqualTo(1);
         x.release();
         for (int n : f.members(1)) {
@@ -215,15 +216,15 @@ class CraqTest {
 
     @Test
     void aDirtyReplicaServesTheVersionTheTailCommitted() {
-        ChunkAddress a = ChainFixture.chunk(13, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(13, 0, 1, SIZE);
         byte[] old = new byte[5000];
         Arrays.fill(old, (byte) 1);
         write(a, 0, old);
         byte[] fresh = new byte[5000];
         Arrays.fill(fresh, (byte) 2);
         // hold the update on its way from the middle (node 2) to the tail (node 3)
-        String tail = "127.0.0.1:" + f.addresses[3].getPort();
-        var hold = f.ctx[2].faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Delay(Duration.ofMillis(1500)))
+        String tail = "127.0.0.1:" + f.address(3).getPort();
+        var hold = f.context(2).faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Delay(Duration.ofMillis(1500)))
                 .when(s -> s.message().equals("ForwardUpdate") && s.peer().equals(tail)).times(1);
         ByteBuf freshBuf = Unpooled.wrappedBuffer(fresh);
         CompletableFuture<Void> w = client.writeAsync(a, 0, freshBuf, IO).whenComplete((x, e) -> freshBuf.release());
@@ -242,7 +243,7 @@ class CraqTest {
         byte[] third = new byte[5000];
         Arrays.fill(third, (byte) 3);
         // (a server names a response after its request: the tail's answers to ForwardUpdate)
-        f.ctx[3].faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Delay(Duration.ofMillis(1500)))
+        f.context(3).faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Delay(Duration.ofMillis(1500)))
                 .when(s -> s.message().equals("ForwardUpdate")).times(1);
         ByteBuf thirdBuf = Unpooled.wrappedBuffer(third);
         CompletableFuture<Void> w3 = client.writeAsync(a, 0, thirdBuf, IO).whenComplete((x, e) -> thirdBuf.release());
@@ -255,44 +256,44 @@ class CraqTest {
 
     @Test
     void aPredecessorRetriesAgainstItsNewSuccessorWhenTheChainChanges() {
-        ChunkAddress a = ChainFixture.chunk(14, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(14, 0, 1, SIZE);
         write(a, 0, new byte[]{1});
         // node 3 (the tail) stops answering: forwards to it are dropped
-        String tail = "127.0.0.1:" + f.addresses[3].getPort();
-        var drop = f.ctx[2].faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Drop())
+        String tail = "127.0.0.1:" + f.address(3).getPort();
+        var drop = f.context(2).faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Drop())
                 .when(s -> s.message().equals("ForwardUpdate") && s.peer().equals(tail));
         ByteBuf twoBuf = Unpooled.wrappedBuffer(new byte[]{2});
         CompletableFuture<Void> w = client.writeAsync(a, 0, twoBuf, IO).whenComplete((x, e) -> twoBuf.release());
         Eventually.await("drop.fired() >= 1", java.time.Duration.ofSeconds(20), () -> drop.fired() >= 1);
         assertThat(w).isNotDone();
         // the manager (here: by hand) moves node 3 out: chain 1 becomes [1, 2] at version 2
-        f.routing.update(f.routing(2 + 1, Map.of(1, List.of(1, 2))));
+        f.routing().update(f.routingInfo(2 + 1, Map.of(1, List.of(1, 2))));
         Futures.join(w);
         assertThat(readFrom(a, 1)).isEqualTo(new byte[]{2});
         assertThat(readFrom(a, 2)).isEqualTo(new byte[]{2});
         assertThat(stat(a, 2).committedVersion()).isEqualTo(2);
-        f.ctx[2].faults().disarm(drop);
+        f.context(2).faults().disarm(drop);
         // a request with the old chain version is refused by everyone now
         ByteBuf d = Unpooled.wrappedBuffer(new byte[]{3});
-        assertThat(status(f.addresses[1], new WriteChunk(ChunkRef.of(a), 1, new RequestId(5, 5), UpdateKind.WRITE, 0, 1,
+        assertThat(status(f.address(1), new WriteChunk(ChunkRef.of(a), 1, new RequestId(5, 5), UpdateKind.WRITE, 0, 1,
                 Crc32c.of(d)), d)).isEqualTo(Status.STALE_CHAIN_VERSION);
         d.release();
     }
 
     @Test
     void anAbandonedPendingVersionIsRolledForward() {
-        ChunkAddress a = ChainFixture.chunk(15, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(15, 0, 1, SIZE);
         write(a, 0, new byte[]{1, 1});
         // the head's forwards vanish and the client gives up: the head keeps a pending v2
-        String middle = "127.0.0.1:" + f.addresses[2].getPort();
-        var drop = f.ctx[1].faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Drop())
+        String middle = "127.0.0.1:" + f.address(2).getPort();
+        var drop = f.context(1).faults().arm(io.strata.core.fault.FaultPoint.RPC_SEND, new Fault.Drop())
                 .when(s -> s.message().equals("ForwardUpdate") && s.peer().equals(middle));
         ByteBuf two = Unpooled.wrappedBuffer(new byte[]{2, 2});
         assertThatThrownBy(() -> Futures.join(client.writeAsync(a, 0, two, IO.withTimeout(Duration.ofMillis(800)))))
                 .isInstanceOf(StrataException.class);
         two.release();
         Eventually.await("stat(a, 1).pendingVersion() == 2", java.time.Duration.ofSeconds(20), () -> stat(a, 1).pendingVersion() == 2);
-        f.ctx[1].faults().disarm(drop);
+        f.context(1).faults().disarm(drop);
         // the next write finds it, asks the tail (v1 there), rolls v2 forward to every replica, then writes v3
         write(a, 1, new byte[]{3});
         for (int n : f.members(1)) {
@@ -303,27 +304,27 @@ class CraqTest {
 
     @Test
     void aClosedGateRefusesEveryRequest() {
-        ChunkAddress a = ChainFixture.chunk(16, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(16, 0, 1, SIZE);
         write(a, 0, new byte[]{1});
-        f.nodes[2].gate().close(Status.FENCED, "lost the cluster manager");
-        long v = f.routing.current().chain(a.chain()).version();
-        assertThat(status(f.addresses[2], new ReadChunk(ChunkRef.of(a), v, 0, 1), Unpooled.EMPTY_BUFFER)).isEqualTo(Status.FENCED);
+        f.node(2).gate().close(Status.FENCED, "lost the cluster manager");
+        long v = f.routing().current().chain(a.chain()).version();
+        assertThat(status(f.address(2), new ReadChunk(ChunkRef.of(a), v, 0, 1), Unpooled.EMPTY_BUFFER)).isEqualTo(Status.FENCED);
         // reads move on to another replica; writes (which need node 2) fail once their deadline passes
         assertThat(readFrom(a, 2)).isEqualTo(new byte[]{1});
         assertThatThrownBy(() -> Futures.join(client.writeAsync(a, 0, Unpooled.wrappedBuffer(new byte[]{2}),
                 IO.withTimeout(Duration.ofMillis(700))))).isInstanceOf(StrataException.class);
-        f.nodes[2].gate().open();
+        f.node(2).gate().open();
         write(a, 0, new byte[]{4});
         assertThat(readFrom(a, 2)).isEqualTo(new byte[]{4});
     }
 
     @Test
     void dataSurvivesANodeRestart() {
-        ChunkAddress a = ChainFixture.chunk(17, 3, 2, SIZE);
+        ChunkAddress a = StorageCluster.chunk(17, 3, 2, SIZE);
         byte[] data = new byte[200_000];
         new Random(3).nextBytes(data);
         write(a, 0, data);
-        f.stop(3);
+        f.kill(3);
         f.restart(3);
         assertThat(readFrom(a, 3)).isEqualTo(data);
         write(a, 10, new byte[]{5});

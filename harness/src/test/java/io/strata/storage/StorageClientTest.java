@@ -1,5 +1,6 @@
 package io.strata.storage;
 
+import io.strata.harness.StorageCluster;
 import io.strata.l3.ReadPolicy;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
@@ -35,11 +36,11 @@ class StorageClientTest {
 
     @TempDir
     Path dir;
-    ChainFixture f;
+    StorageCluster f;
 
     @BeforeEach
     void start() {
-        f = new ChainFixture(dir, 41, 3, 3, EngineOptions.DEFAULTS);
+        f = StorageCluster.builder(dir, 41).nodes(3).chains(3).engine(EngineOptions.DEFAULTS).start();
     }
 
     @AfterEach
@@ -67,26 +68,26 @@ class StorageClientTest {
             for (int i = 0; i < 4; i++) {
                 ByteBuf b = Unpooled.wrappedBuffer(new byte[]{(byte) chain, (byte) i});
                 bufs.add(b);
-                writes.add(c.writeAsync(ChainFixture.chunk(50, chain * 10 + i, chain, SIZE), 0, b, IO));
+                writes.add(c.writeAsync(StorageCluster.chunk(50, chain * 10 + i, chain, SIZE), 0, b, IO));
             }
         }
         CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
         bufs.forEach(ByteBuf::release);
         for (int chain = 1; chain <= 3; chain++) {
             for (int i = 0; i < 4; i++) {
-                assertThat(bytes(Futures.join(c.readAsync(ChainFixture.chunk(50, chain * 10 + i, chain, SIZE), 0, SIZE, IO))))
+                assertThat(bytes(Futures.join(c.readAsync(StorageCluster.chunk(50, chain * 10 + i, chain, SIZE), 0, SIZE, IO))))
                         .isEqualTo(new byte[]{(byte) chain, (byte) i});
             }
         }
         // every chain's head took its writes: heads differ per chain
         for (int n = 1; n <= 3; n++) {
-            assertThat(f.ctx[n].meters().find("strata.storage.requests").tag("op", "write").counter().count()).isEqualTo(4.0);
+            assertThat(f.context(n).meters().find("strata.storage.requests").tag("op", "write").counter().count()).isEqualTo(4.0);
         }
     }
 
     @Test
     void readPoliciesSpreadOrPin() {
-        ChunkAddress a = ChainFixture.chunk(51, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(51, 0, 1, SIZE);
         StorageClient w = f.client("w", StorageClientOptions.DEFAULTS);
         ByteBuf b = Unpooled.wrappedBuffer(new byte[]{1});
         Futures.join(w.writeAsync(a, 0, b, IO));
@@ -116,7 +117,7 @@ class StorageClientTest {
     double[] reads() {
         double[] out = new double[4];
         for (int n = 1; n <= 3; n++) {
-            var c = f.ctx[n].meters().find("strata.storage.requests").tag("op", "read").counters();
+            var c = f.context(n).meters().find("strata.storage.requests").tag("op", "read").counters();
             out[n] = c.stream().mapToDouble(x -> x.count()).sum();
         }
         return out;
@@ -124,12 +125,12 @@ class StorageClientTest {
 
     @Test
     void aReadMovesOnWhenAReplicaIsDown() {
-        ChunkAddress a = ChainFixture.chunk(52, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(52, 0, 1, SIZE);
         StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofMillis(500)));
         ByteBuf b = Unpooled.wrappedBuffer(new byte[]{4, 2});
         Futures.join(c.writeAsync(a, 0, b, IO));
         b.release();
-        f.stop(2);
+        f.kill(2);
         for (int i = 0; i < 3; i++) {
             ByteBuf r = Futures.join(c.readChunkAsync(a, 0, 2, IO, Optional.of(TargetId.of(201)))).data();
             assertThat(bytes(r)).isEqualTo(new byte[]{4, 2});
@@ -138,19 +139,19 @@ class StorageClientTest {
 
     @Test
     void aWriteWhoseAnswerIsLostIsRetriedWithTheSameRequestId() {
-        ChunkAddress a = ChainFixture.chunk(53, 0, 1, SIZE);
+        ChunkAddress a = StorageCluster.chunk(53, 0, 1, SIZE);
         StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofMillis(600)));
         // the head applies the write, then its answer to the client is lost once
-        var lose = f.ctx[1].faults().arm(FaultPoint.RPC_SEND, new Fault.Drop()).when(s -> s.message().equals("WriteChunk")).times(1);
+        var lose = f.context(1).faults().arm(FaultPoint.RPC_SEND, new Fault.Drop()).when(s -> s.message().equals("WriteChunk")).times(1);
         ByteBuf b = Unpooled.wrappedBuffer(new byte[]{7});
         Futures.join(c.writeAsync(a, 1000, b, IO));
         b.release();
         assertThat(lose.fired()).isEqualTo(1);
         for (int n : f.members(1)) {
-            assertThat(Futures.join(c.statAsync(a, ChainFixture.target(n, 1), Duration.ofSeconds(5))).committedVersion())
+            assertThat(Futures.join(c.statAsync(a, StorageCluster.target(n, 1), Duration.ofSeconds(5))).committedVersion())
                     .as("applied once on node %d", n).isEqualTo(1);
         }
-        assertThat(f.ctx[1].meters().find("strata.storage.requests").tag("op", "write").tag("status", "OK").counter().count())
+        assertThat(f.context(1).meters().find("strata.storage.requests").tag("op", "write").tag("status", "OK").counter().count())
                 .as("the head answered the retry too").isEqualTo(2.0);
     }
 }

@@ -1,5 +1,6 @@
 package io.strata.storage;
 
+import io.strata.harness.StorageCluster;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,30 +45,30 @@ class SendfileReadTest {
 
     @Test
     void zeroCopyReadsAreCheckedByTheClient() throws Exception {
-        try (ChainFixture f = new ChainFixture(dir, 51, 3, 1, EngineOptions.DEFAULTS.withVerifyReads(false))) {
+        try (StorageCluster f = StorageCluster.builder(dir, 51).nodes(3).chains(1).engine(EngineOptions.DEFAULTS.withVerifyReads(false)).start()) {
             StorageClient c = f.client("c", StorageClientOptions.DEFAULTS);
-            ChunkAddress a = ChainFixture.chunk(60, 0, 1, SIZE);
+            ChunkAddress a = StorageCluster.chunk(60, 0, 1, SIZE);
             byte[] data = new byte[300_000];
             new Random(5).nextBytes(data);
             ByteBuf b = Unpooled.wrappedBuffer(data);
             Futures.join(c.writeAsync(a, 0, b, IO));
             b.release();
             for (int n = 1; n <= 3; n++) {
-                TargetId t = ChainFixture.target(n, 1);
+                TargetId t = StorageCluster.target(n, 1);
                 assertThat(bytes(Futures.join(c.readChunkAsync(a, 0, SIZE, IO, Optional.of(t))).data())).isEqualTo(data);
                 assertThat(bytes(Futures.join(c.readChunkAsync(a, 1000, 5000, IO, Optional.of(t))).data()))
                         .as("an unaligned range (sent unchecked)").isEqualTo(Arrays.copyOfRange(data, 1000, 6000));
             }
             // damage node 2's copy on disk: reads through node 2 notice and move on to another replica
-            ChunkMeta m = f.nodes[2].engine(ChainFixture.target(2, 1)).meta(a.id(), SIZE);
-            try (RandomAccessFile raf = new RandomAccessFile(f.nodes[2].engine(ChainFixture.target(2, 1)).dataPath(m.committed()).toFile(), "rw")) {
+            ChunkMeta m = f.node(2).engine(StorageCluster.target(2, 1)).meta(a.id(), SIZE);
+            try (RandomAccessFile raf = new RandomAccessFile(f.node(2).engine(StorageCluster.target(2, 1)).dataPath(m.committed()).toFile(), "rw")) {
                 raf.seek(70_000);
                 raf.write(raf.read() ^ 1);
             }
-            StorageClient.ChunkRead r = Futures.join(c.readChunkAsync(a, 0, SIZE, IO, Optional.of(ChainFixture.target(2, 1))));
+            StorageClient.ChunkRead r = Futures.join(c.readChunkAsync(a, 0, SIZE, IO, Optional.of(StorageCluster.target(2, 1))));
             assertThat(bytes(r.data())).isEqualTo(data);
-            double served = f.ctx[1].meters().find("strata.storage.requests").tag("op", "read").counters().stream()
-                    .mapToDouble(x -> x.count()).sum() + f.ctx[3].meters().find("strata.storage.requests").tag("op", "read").counters()
+            double served = f.context(1).meters().find("strata.storage.requests").tag("op", "read").counters().stream()
+                    .mapToDouble(x -> x.count()).sum() + f.context(3).meters().find("strata.storage.requests").tag("op", "read").counters()
                     .stream().mapToDouble(x -> x.count()).sum();
             assertThat(served).as("the damaged read was answered by another replica").isEqualTo(5.0);
         }
