@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * File byte ranges as chunk operations (DESIGN.md, "Data model"): byte {@code p} of a file is
+ * File byte ranges as chunk operations (docs/design.md, "Data model"): byte {@code p} of a file is
  * byte {@code p mod chunkSize} of chunk {@code p / chunkSize}, which lives on chain
  * {@code layout.chains[index mod stripeWidth]}. A range is split at chunk boundaries and every
  * piece is issued at once, so a read or write spanning several chunks runs on several chains in

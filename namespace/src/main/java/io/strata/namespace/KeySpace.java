@@ -24,7 +24,7 @@ public enum KeySpace {
     IDEMPOTENCY("IDEM"),
     /** {@code GCQU|inode(le64)} -> layout + chunk count of a deleted file whose chunks must be freed. */
     GC_QUEUE("GCQU"),
-    /** {@code CKPT|dir(le64)|generation(be64)} -> checkpoint manifest (reserved for the checkpoint issue). */
+    /** {@code CKPT|dir(le64)|generation(be64)} -> checkpoint manifest (reserved for checkpoint generations). */
     CHECKPOINT("CKPT"),
     /** {@code META|name} -> namespace-wide values: format, inode allocator, usage counters. */
     META("META");

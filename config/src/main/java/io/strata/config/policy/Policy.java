@@ -7,7 +7,7 @@ import java.util.Optional;
 
 /**
  * The effective policy of a directory: every field has a value. New files take their layout
- * and behaviour from it at create time (DESIGN.md, "Policies"). Built by applying
+ * and behaviour from it at create time (docs/design.md, "Policies"). Built by applying
  * {@link PolicyOverrides} from the root down ({@link PolicyResolver}); the constructor checks
  * the combination, not only each field.
  *

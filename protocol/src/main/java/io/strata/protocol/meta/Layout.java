@@ -6,7 +6,7 @@ import io.strata.core.tier.FileChunks;
 import java.util.List;
 
 /**
- * Where a file's chunks live, fixed when the file is created (DESIGN.md, "Data model"): chunk
+ * Where a file's chunks live, fixed when the file is created (docs/design.md, "Data model"): chunk
  * {@code i} is on chain {@code chains[i % stripeWidth]}. The chains were drawn from chain table
  * {@code tableId} version {@code tableVersion} by {@link ChainChooser} version
  * {@code chooserVersion} from {@code baseIndex} and {@code seed}, which are kept so that the

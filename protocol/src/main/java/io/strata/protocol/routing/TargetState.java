@@ -5,7 +5,7 @@ import java.util.Locale;
 
 /**
  * The public state of a target, as the cluster manager publishes it in routing info
- * (DESIGN.md, "Failures"; docs/internals/target-states.md). Clients read only from
+ * (docs/design.md, "Failures"; docs/internals/target-states.md). Clients read only from
  * {@link #readable()} targets and chains forward writes only through {@link #writable()} ones.
  */
 public enum TargetState implements Wire.Tagged {
