@@ -17,69 +17,142 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
- * {@code strata admin nodes|targets|chains|routing|create-table --mgmtd HOST:PORT[,HOST:PORT]}:
- * the cluster state as the manager's leader sees it, as tables. Without {@code --mgmtd}, the
- * local cluster of {@code strata up} ({@code --data}); the nodes view then names the local
- * process (and its pid) behind each node.
+ * {@code strata admin nodes|targets|chains|routing|create-table}: the cluster state as the
+ * manager's leader sees it, as tables, on the cluster {@link ClientSource} finds. For the local
+ * cluster of {@code strata up}, the nodes view names the local process (and its pid) behind
+ * each node.
  */
-@Command(name = "admin", description = "Show the cluster state held by the cluster manager (nodes, targets, chains, routing).")
-final class AdminCommand implements Callable<Integer> {
-    @Parameters(paramLabel = "WHAT", description = "nodes | targets | chains | routing | create-table")
-    String what;
+@Command(name = "admin", mixinStandardHelpOptions = true,
+        description = {"Show the cluster state held by the cluster manager (nodes, targets, chains, routing).", "",
+                "Tables as the manager's leader sees them: the registered nodes and their leases, the targets and "
+                        + "their states, the chains, and the routing (versions, manager peers, chain tables). create-table "
+                        + "builds a chain table from the registered targets."},
+        subcommands = {AdminCommand.Nodes.class, AdminCommand.Targets.class, AdminCommand.Chains.class, AdminCommand.Routing.class,
+                AdminCommand.CreateTable.class},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata admin nodes                        the local cluster, with its pids",
+                "  strata admin chains --mgmtd mgmt1:9200    a real cluster"})
+final class AdminCommand {
+    /** What every admin subcommand shares: the cluster, a timeout, one call to the manager. */
+    abstract static class Call implements Callable<Integer> {
+        @Mixin
+        ClientSource source;
 
-    @Option(names = "--mgmtd", paramLabel = "HOST:PORT[,...]",
-            description = "Cluster manager peers (any of them); default: the local cluster `strata up` runs on --data.")
-    String mgmtd;
+        @Option(names = "--timeout", defaultValue = "10s", description = "How long to try (default ${DEFAULT-VALUE}).")
+        String timeout;
 
-    @Option(names = "--data", paramLabel = "DIR", description = "Data directory of a local `strata up` cluster: its manager, and its processes' pids.")
-    java.nio.file.Path data;
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--timeout", defaultValue = "10s", description = "How long to try (default ${DEFAULT-VALUE}).")
-    String timeout;
-
-    @Option(names = "--table", defaultValue = "1", description = "create-table: the chain table id (default ${DEFAULT-VALUE}).")
-    int table;
-
-    @Option(names = "--replicas", defaultValue = "3", description = "create-table: replicas per chain (default ${DEFAULT-VALUE}).")
-    int replicas;
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        Duration t = io.strata.config.Durations.parse(timeout);
-        PrintWriter out = spec.commandLine().getOut();
-        ClusterDir local = ClusterDir.resolve(data);
-        String managers = mgmtd;
-        if (managers == null) {
-            managers = UpLayout.find(local.root).map(UpLayout::mgmtdAddress).orElseThrow(() -> new IllegalArgumentException(
-                    "give --mgmtd HOST:PORT (no local cluster in " + local.root + "; `strata up` starts one)"));
-        }
-        try (NodeContext ctx = NodeContext.builder("strata-admin").eventLoopThreads(1).blockingThreads(1).build();
-             MgmtdClient client = new MgmtdClient(ctx, MgmtdClient.parse(managers))) {
-            if (what.equals("create-table")) {
-                var r = Futures.join(client.call(new MgmtdMessage.CreateChainTable(table, replicas),
-                        MgmtdMessage.ChainTableCreated.class, Duration.ofSeconds(5), t), t.plusSeconds(1));
-                out.printf("chain table %d version %d created (routing version %d)%n", r.tableId(), r.version(), r.routingVersion());
-                return 0;
+        @Override
+        public Integer call() {
+            Duration t = io.strata.config.Durations.parse(timeout);
+            PrintWriter out = spec.commandLine().getOut();
+            try (NodeContext ctx = NodeContext.builder("strata-admin").eventLoopThreads(1).blockingThreads(1).build();
+                 MgmtdClient client = new MgmtdClient(ctx, source.managers())) {
+                out.print(run(client, t));
+                out.flush();
             }
+            return 0;
+        }
+
+        abstract String run(MgmtdClient client, Duration t);
+    }
+
+    /** A table of the cluster status. */
+    abstract static class View extends Call {
+        /** The view's name, as {@link #render} takes it. */
+        abstract String what();
+
+        @Override
+        String run(MgmtdClient client, Duration t) {
             ClusterStatus s = Futures.join(client.call(new MgmtdMessage.GetStatus(), ClusterStatus.class, Duration.ofSeconds(5), t),
                     t.plusSeconds(1));
-            out.print(render(what, s, localProcesses(local)));
-            out.flush();
+            Map<String, String> local = source.cluster() instanceof ClientSource.Cluster.Local l ? localProcesses(l.dir()) : Map.of();
+            return render(what(), s, local);
         }
-        return 0;
+    }
+
+    @Command(name = "nodes", mixinStandardHelpOptions = true,
+            description = {"The nodes registered with the cluster manager.", "",
+                    "Id, address, role (storage, meta), lease state and time left, incarnation, host and rack, and how "
+                            + "many targets; for a local `strata up` cluster also the process and pid behind each node."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin nodes", "  strata admin nodes --mgmtd mgmt1:9200,mgmt2:9200"})
+    static final class Nodes extends View {
+        @Override
+        String what() {
+            return "nodes";
+        }
+    }
+
+    @Command(name = "targets", mixinStandardHelpOptions = true,
+            description = {"The storage targets and their states.", "",
+                    "Id, node, public state (serving, syncing, offline...), the state its node reports, and its chain and "
+                            + "position in it."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin targets"})
+    static final class Targets extends View {
+        @Override
+        String what() {
+            return "targets";
+        }
+    }
+
+    @Command(name = "chains", mixinStandardHelpOptions = true,
+            description = {"The CRAQ chains and their targets.", "",
+                    "Id, version, targets from head to tail and their states, and how many of them take writes and serve "
+                            + "reads."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin chains"})
+    static final class Chains extends View {
+        @Override
+        String what() {
+            return "chains";
+        }
+    }
+
+    @Command(name = "routing", mixinStandardHelpOptions = true,
+            description = {"The routing summary.", "",
+                    "Its version, the manager peers (and which one leads), the number of nodes, targets and chains, and "
+                            + "each chain table with its chains."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin routing"})
+    static final class Routing extends View {
+        @Override
+        String what() {
+            return "routing";
+        }
+    }
+
+    @Command(name = "create-table", mixinStandardHelpOptions = true,
+            description = {"Build a chain table from the registered targets.", "",
+                    "Chains of --replicas targets, each on a different node. New files draw their chains from the newest "
+                            + "table of their replica count."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin create-table --table 2 --replicas 2 --mgmtd mgmt1:9200"})
+    static final class CreateTable extends Call {
+        @Option(names = "--table", defaultValue = "1", description = "The chain table id (default ${DEFAULT-VALUE}).")
+        int table;
+
+        @Option(names = "--replicas", defaultValue = "3", description = "Replicas per chain (default ${DEFAULT-VALUE}).")
+        int replicas;
+
+        @Override
+        String run(MgmtdClient client, Duration t) {
+            var r = Futures.join(client.call(new MgmtdMessage.CreateChainTable(table, replicas),
+                    MgmtdMessage.ChainTableCreated.class, Duration.ofSeconds(5), t), t.plusSeconds(1));
+            return String.format("chain table %d version %d created (routing version %d)%n", r.tableId(), r.version(), r.routingVersion());
+        }
     }
 
     /** The processes of the local cluster on {@code dir} by RPC address: "name pid" (empty when none runs there). */
@@ -150,15 +223,11 @@ final class AdminCommand implements Callable<Integer> {
                             + ": " + ct.chains().stream().map(x -> String.valueOf(x.value())).collect(Collectors.joining(" ")));
                 }
             }
-            default -> throw new IllegalArgumentException("unknown admin view '" + what + "': use nodes, targets, chains, routing or create-table");
+            default -> throw new IllegalArgumentException("unknown admin view '" + what + "'");
         }
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8);
         table.print(ps);
         return buf.toString(StandardCharsets.UTF_8);
-    }
-
-    static List<String> views() {
-        return List.of("nodes", "targets", "chains", "routing");
     }
 }

@@ -8,23 +8,16 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code strata bench SUITE}: benchmark suites; each prints a table and a last {@code result:} line. */
-@Command(name = "bench", description = "Run a benchmark suite; each prints a table, then a `result:` line.",
+@Command(name = "bench", mixinStandardHelpOptions = true, description = "Run a benchmark suite; each prints a table, then a `result:` line.",
+        footerHeading = "%nExamples:%n", footer = {"  strata bench fs", "  strata bench rpc --sizes 1MiB --streams 8"},
         subcommands = {BenchCommand.Rpc.class, BenchMetaCommand.class, BenchL3Command.class, BenchL1Command.class, BenchRecoveryCommand.class, BenchJmhCommand.class, BenchPeersCommand.class, BenchFsRunCommand.class, BenchFsCommand.class})
-final class BenchCommand implements Runnable {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
-    }
-
-    @Command(name = "rpc", description = "Bulk transfer over the RPC layer vs raw Netty (and iperf3) on loopback.")
+final class BenchCommand {
+    @Command(name = "rpc", mixinStandardHelpOptions = true, description = "Bulk transfer over the RPC layer vs raw Netty (and iperf3) on loopback.",
+            footerHeading = "%nExamples:%n", footer = {"  strata bench rpc --sizes 1MiB --streams 1,8 --no-iperf"})
     static final class Rpc implements Callable<Integer> {
         @Option(names = "--sizes", defaultValue = "1MiB,64KiB", split = ",", description = "Payload sizes (default ${DEFAULT-VALUE}).")
         List<String> sizes;

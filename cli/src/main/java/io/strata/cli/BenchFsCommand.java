@@ -38,7 +38,9 @@ import picocli.CommandLine.Option;
  * {@code result: fuse_vs_api_read=... api_read_vs_local=... ...}. The cluster is always torn
  * down (also from a shutdown hook) and the temporary directories removed.
  */
-@Command(name = "fs", description = "Start an embedded cluster and benchmark it through the FUSE mount and the Java API, next to a local directory and tmpfs.")
+@Command(name = "fs", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench fs", "  strata bench fs --json --rounds 3"},
+        description = "Start an embedded cluster and benchmark it through the FUSE mount and the Java API, next to a local directory and tmpfs.")
 final class BenchFsCommand implements Callable<Integer> {
     @Mixin
     BenchFsOptions jobs;

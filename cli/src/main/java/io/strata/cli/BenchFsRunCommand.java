@@ -37,7 +37,9 @@ import picocli.CommandLine.Option;
  * a ratio column. For a directory under the mount of a local {@code strata up} cluster, the
  * counters are read from the mount daemon's metrics endpoint ({@code --metrics} to name one).
  */
-@Command(name = "run", description = "File-system benchmark (big files, random reads, small files) on a directory (--dir) or through the Java API (--api).")
+@Command(name = "run", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench run --dir data/mnt/bench --baseline /tmp/bench", "  strata bench run --api --json"},
+        description = "File-system benchmark (big files, random reads, small files) on a directory (--dir) or through the Java API (--api).")
 final class BenchFsRunCommand implements Callable<Integer> {
     static final class Where {
         @Option(names = "--dir", paramLabel = "DIR", required = true, description = "Directory to run in (a Strata mount, a local disk, tmpfs).")

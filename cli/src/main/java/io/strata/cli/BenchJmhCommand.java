@@ -14,7 +14,9 @@ import picocli.CommandLine.Unmatched;
  * (frame codec, CRC32C, chunk index lookup, L1 memory hit, chain selection), each next to its
  * raw baseline in the same run. Any JMH option passes through (e.g. {@code -f 1 -wi 2 -i 3}).
  */
-@Command(name = "jmh", description = "JMH microbenchmarks of the hot paths, each with a raw baseline (JMH options pass through).")
+@Command(name = "jmh", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench jmh Crc32c -f 1 -wi 2 -i 3"},
+        description = "JMH microbenchmarks of the hot paths, each with a raw baseline (JMH options pass through).")
 final class BenchJmhCommand implements Callable<Integer> {
     @Parameters(arity = "0..1", paramLabel = "PATTERN", description = "Regex of benchmarks to run (default: all).")
     String pattern;

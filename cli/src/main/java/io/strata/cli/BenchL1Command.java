@@ -12,7 +12,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code strata bench l1}: see {@link L1Bench}. */
-@Command(name = "l1", description = "L1 cache (memory, NVMe) over L3: hot re-reads vs tmpfs and disk, first reads, a Zipf sample job, small-file writes with and without write-back.")
+@Command(name = "l1", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench l1 --working-set 128MiB --rounds 2"},
+        description = "L1 cache (memory, NVMe) over L3: hot re-reads vs tmpfs and disk, first reads, a Zipf sample job, small-file writes with and without write-back.")
 final class BenchL1Command implements Callable<Integer> {
     @Option(names = "--working-set", defaultValue = "256MiB", description = "Bytes re-read hot (default ${DEFAULT-VALUE}).")
     String workingSet;

@@ -12,7 +12,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code strata bench l3}: see {@link L3Bench}. */
-@Command(name = "l3", description = "Chunk write/read through the storage client on a 3-replica chain vs raw disk and loopback TCP.")
+@Command(name = "l3", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench l3 --sizes 4MiB --streams 8"},
+        description = "Chunk write/read through the storage client on a 3-replica chain vs raw disk and loopback TCP.")
 final class BenchL3Command implements Callable<Integer> {
     @Option(names = "--sizes", defaultValue = "1MiB,4MiB", split = ",", description = "Chunk sizes (default ${DEFAULT-VALUE}).")
     List<String> sizes;

@@ -10,7 +10,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code strata bench meta}: metadata ops/s through the meta service next to the same ops on LMDB in process. */
-@Command(name = "meta", description = "Metadata ops/s through the meta service vs the same ops directly on LMDB (and raw LMDB).")
+@Command(name = "meta", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench meta --threads 1,16 --entries 10000"},
+        description = "Metadata ops/s through the meta service vs the same ops directly on LMDB (and raw LMDB).")
 final class BenchMetaCommand implements Callable<Integer> {
     @Option(names = "--threads", defaultValue = "1,16", split = ",", description = "Client threads (default ${DEFAULT-VALUE}).")
     List<Integer> threads;

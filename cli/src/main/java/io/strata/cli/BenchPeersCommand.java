@@ -14,7 +14,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code strata bench peers}: see {@link PeersBench}. */
-@Command(name = "peers", mixinStandardHelpOptions = true, description = "The fio suite (bench/fio) on Strata and MooseFS side by side (3 storage nodes, 3 copies each),"
+@Command(name = "peers", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench peers --quick"},
+        description = "The fio suite (bench/fio) on Strata and MooseFS side by side (3 storage nodes, 3 copies each),"
         + " alternating, with a local directory and tmpfs as the physical limits. Needs root (FUSE, netns, drop_caches).")
 final class BenchPeersCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Small sizes for a short run (64M shards, 128M data set, 5 s reads, 200 files per job).")

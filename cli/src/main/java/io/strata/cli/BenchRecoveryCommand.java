@@ -10,7 +10,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code strata bench recovery}: see {@link RecoveryBench}. */
-@Command(name = "recovery", description = "Kill -9 one of 3 storage node processes, write 1 GiB, restart it: resync time, client "
+@Command(name = "recovery", mixinStandardHelpOptions = true,
+        footerHeading = "%nExamples:%n", footer = {"  strata bench recovery --missed 256MiB"},
+        description = "Kill -9 one of 3 storage node processes, write 1 GiB, restart it: resync time, client "
         + "throughput before and during the resync, full verification read.")
 final class BenchRecoveryCommand implements Callable<Integer> {
     @Option(names = "--missed", defaultValue = "1GiB", description = "Bytes written while the node is down (default ${DEFAULT-VALUE}).")

@@ -27,14 +27,14 @@ import picocli.CommandLine.Parameters;
  * command talks to the mount through the kernel like any tool and needs no connection of its
  * own: it works wherever the mount is visible, with the caller's permissions.
  */
-@Command(name = "cache",
+@Command(name = "cache", mixinStandardHelpOptions = true,
         description = {"See and empty the L1 cache (memory + NVMe) of a Strata FUSE mount.", "",
                 "The cache belongs to the mount process that serves PATH (each compute node's mount has its own). "
                         + "PATH is a file or directory on the mount; default: the current directory if it is on a Strata "
                         + "mount, else the mount of `strata up` (its --data directory)."},
         subcommands = {CacheCommand.Stat.class, CacheCommand.Drop.class},
-        footer = {"", "Examples:",
-                "  strata cache stat                 the whole cache of the mount you are in",
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata cache stat                 the whole cache of the mount you are in",
                 "  strata cache stat /mnt/s/w.bin    what it holds of one file",
                 "  strata cache drop /mnt/s/ds       drop every file under a directory",
                 "  strata cache drop /mnt/s          drop the whole cache of that mount",
@@ -42,21 +42,10 @@ import picocli.CommandLine.Parameters;
                 "A drop flushes writes the cache absorbed (write-back) to the tier below first.",
                 "Without the CLI: getfattr --only-values -n user.strata.cache PATH",
                 "                 setfattr -n user.strata.cache.drop -v 1 PATH"})
-final class CacheCommand implements Runnable {
+final class CacheCommand {
     static final String STATS = "user.strata.cache";
     static final String DROP = "user.strata.cache.drop";
     static final String FSTYPE = "fuse.strata";
-
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
-    boolean help;
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
-    }
 
     /** Options both subcommands take. */
     abstract static class Base implements Callable<Integer> {
@@ -65,14 +54,12 @@ final class CacheCommand implements Runnable {
         Path path;
 
         @Option(names = "--data", paramLabel = "DIR",
-                description = "Data directory of `strata up`, whose mount is used when PATH is not given and the current directory is not on a Strata mount.")
+                description = "Data directory of `strata up` (default: $" + ClusterDir.ENV + ", else as for `strata up`), whose mount "
+                        + "is used when PATH is not given and the current directory is not on a Strata mount.")
         Path data;
 
         @Option(names = "--json", description = "Print one JSON object instead of a table.")
         boolean json;
-
-        @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
-        boolean help;
 
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
@@ -82,13 +69,17 @@ final class CacheCommand implements Runnable {
         }
     }
 
-    @Command(name = "stat",
+    @Command(name = "stat", mixinStandardHelpOptions = true,
             description = {"Show what the mount's L1 cache holds.", "",
                     "PATH a file: its bytes and blocks in memory and on NVMe, pinned bytes, writes absorbed for it "
                             + "and not yet below, and what its policy says (cached, pin, ttl, write-back).", "",
                     "PATH a directory: the whole cache: bytes, blocks and capacity of memory and NVMe, hits, misses "
                             + "(blocks fetched from below), hit ratio, evictions, pinned bytes, corruptions, and the "
-                            + "write-back queue (bytes, writes, files, age of the oldest)."})
+                            + "write-back queue (bytes, writes, files, age of the oldest)."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata cache stat                      the whole cache of the mount you are in",
+                    "  strata cache stat data/mnt/ds/w.bin    what it holds of one file",
+                    "  strata cache stat --json data/mnt      one JSON object, for scripts"})
     static final class Stat extends Base {
         @Override
         public Integer call() {
@@ -107,14 +98,18 @@ final class CacheCommand implements Runnable {
         }
     }
 
-    @Command(name = "drop",
+    @Command(name = "drop", mixinStandardHelpOptions = true,
             description = {"Empty the mount's L1 cache of PATH.", "",
                     "PATH a file: that file; a directory: every file under it; the mount point: the whole cache.", "",
                     "Writes the cache absorbed (write-back directories) are flushed to the tier below first; if they "
                             + "cannot be, the drop fails and keeps them: a drop never loses a write. The next open of a "
                             + "dropped file also empties the kernel's page cache of it, so its next read comes from below "
                             + "(not for consistency=immutable files, which keep the page cache). "
-                            + "Like any user.* attribute, a drop needs write permission on PATH."})
+                            + "Like any user.* attribute, a drop needs write permission on PATH."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata cache drop data/mnt/ds/w.bin    one file",
+                    "  strata cache drop data/mnt/ds           every file under a directory",
+                    "  strata cache drop data/mnt              the whole cache of that mount"})
     static final class Drop extends Base {
         @Override
         public Integer call() {

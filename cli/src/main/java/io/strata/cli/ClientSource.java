@@ -1,73 +1,168 @@
 package io.strata.cli;
 
 import io.strata.client.ClientConfig;
+import io.strata.client.MetaDiscovery;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
+import io.strata.core.rpc.Addresses;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import picocli.CommandLine.Option;
 
 /**
- * Where a client command finds its cluster: a client config file ({@code --config}), the
- * cluster manager ({@code --mgmtd}, with {@code --meta} or the meta service it knows of), or,
- * by default, the local cluster {@code strata up} runs on the data directory ({@code --data},
- * its {@code client.toml}).
+ * Where a client command finds its cluster (a picocli mixin: every command that talks to a
+ * running cluster takes it). The first of these that is given wins:
+ * <ol>
+ *   <li>{@code --config FILE}: a client config file;</li>
+ *   <li>{@code --mgmtd HOST:PORT[,...]}: the cluster manager of a real cluster;</li>
+ *   <li>{@code --data DIR}: the local cluster {@code strata up} runs on that data directory;</li>
+ *   <li>{@code $STRATA_MGMTD}: as {@code --mgmtd};</li>
+ *   <li>{@code $STRATA_DATA}: as {@code --data};</li>
+ *   <li>the local cluster on {@code strata up}'s default data directory.</li>
+ * </ol>
+ * A flag always beats a variable. {@code --meta} names the meta service instead of the one the
+ * cluster's config (or its manager) gives.
  */
 final class ClientSource {
     /** The client config {@code strata up} writes into its data directory. */
     static final String CLIENT_TOML = "client.toml";
+    /** The environment variable naming the cluster manager when no flag names a cluster. */
+    static final String ENV_MGMTD = "STRATA_MGMTD";
 
-    @Option(names = "--config", paramLabel = "FILE", description = "Client config file ([client], [routing], [l1], [rpc]).")
+    @Option(names = "--config", paramLabel = "FILE", description = "Client config file ([client], [routing], [l1], [rpc]) of the cluster to use.")
     Path config;
 
-    @Option(names = "--mgmtd", paramLabel = "HOST:PORT[,...]", description = "Cluster manager peers.")
+    @Option(names = "--mgmtd", paramLabel = "HOST:PORT[,...]",
+            description = "Cluster manager peers of the cluster to use (default: $" + ENV_MGMTD + ", else the local cluster of --data).")
     String mgmtd;
 
-    @Option(names = "--meta", paramLabel = "HOST:PORT[,...]", description = "Meta service instances (default: ask the cluster manager).")
+    @Option(names = "--meta", paramLabel = "HOST:PORT[,...]", description = "Meta service instances (default: the cluster's own, or those its manager knows of).")
     String meta;
 
-    @Option(names = "--data", paramLabel = "DIR", description = "Data directory of a local `strata up` cluster (default: as for `strata up`).")
+    @Option(names = "--data", paramLabel = "DIR",
+            description = "Data directory of the local `strata up` cluster to use (default: $" + ClusterDir.ENV + ", else as for `strata up`).")
     Path data;
 
     @Option(names = "--io-timeout", paramLabel = "DURATION", description = "Fail a data request after this long (default: the config's, 30s).")
     String ioTimeout;
+
+    /** The cluster as the user named it. */
+    sealed interface Cluster {
+        /** A client config file. */
+        record ConfigFile(Path file) implements Cluster {
+        }
+
+        /** Cluster manager peers, "host:port,host:port". */
+        record Managers(String peers) implements Cluster {
+        }
+
+        /** The local cluster of {@code strata up} on a data directory. */
+        record Local(ClusterDir dir) implements Cluster {
+        }
+    }
+
+    Cluster cluster() {
+        return cluster(System::getenv);
+    }
+
+    /** The cluster named by the flags, else by the variables in {@code env} (see the class comment for the order). */
+    Cluster cluster(UnaryOperator<String> env) {
+        if (config != null) {
+            return new Cluster.ConfigFile(config);
+        }
+        if (mgmtd != null) {
+            return new Cluster.Managers(mgmtd);
+        }
+        String peers = env.apply(ENV_MGMTD);
+        if (data == null && peers != null && !peers.isBlank()) {
+            return new Cluster.Managers(peers);
+        }
+        return new Cluster.Local(ClusterDir.resolve(data, env));
+    }
 
     /** The client config, plus the file's root table (for callers reading more tables from it). */
     record Loaded(ClientConfig config, ConfigNode root) {
     }
 
     Loaded load() {
-        ClientConfig cfg;
-        ConfigNode root;
-        if (config != null) {
-            root = ConfigNode.load(config);
-            cfg = ClientConfig.read(root);
-        } else if (mgmtd != null) {
-            root = ConfigNode.empty();
-            List<InetSocketAddress> m = resolve(MgmtdClient.parse(mgmtd));
-            cfg = ClientConfig.ofManager(meta == null ? List.of() : resolve(MgmtdClient.parse(meta)), m);
-        } else {
-            ClusterDir dir = ClusterDir.resolve(data);
-            Path file = dir.root.resolve(CLIENT_TOML);
-            if (!Files.exists(file)) {
-                throw new IllegalArgumentException("no cluster to talk to: give --mgmtd HOST:PORT (or --config FILE), or start a local one "
-                        + "with `strata up` (looked for " + file + ")");
+        Loaded l = switch (cluster()) {
+            case Cluster.ConfigFile f -> {
+                ConfigNode root = ConfigNode.load(f.file());
+                yield new Loaded(ClientConfig.read(root), root);
             }
-            root = ConfigNode.load(file);
-            cfg = ClientConfig.read(root);
+            case Cluster.Managers m -> new Loaded(ClientConfig.ofManager(List.of(), MgmtdClient.parse(m.peers())), ConfigNode.empty());
+            case Cluster.Local local -> {
+                Path file = local.dir().root.resolve(CLIENT_TOML);
+                if (!Files.exists(file)) {
+                    throw noLocalCluster(local.dir());
+                }
+                ConfigNode root = ConfigNode.load(file);
+                yield new Loaded(ClientConfig.read(root), root);
+            }
+        };
+        ClientConfig cfg = l.config();
+        if (meta != null) {
+            cfg = cfg.withMeta(addresses(meta));
         }
         if (ioTimeout != null) {
             cfg = cfg.withIoTimeout(io.strata.config.Durations.parse(ioTimeout));
         }
-        return new Loaded(cfg, root);
+        return new Loaded(cfg, l.root());
     }
 
-    private static List<InetSocketAddress> resolve(List<InetSocketAddress> in) {
-        return in.stream().map(a -> new InetSocketAddress(a.getHostString(), a.getPort())).toList();
+    /**
+     * The cluster manager's peers. A local cluster's are in its layout, known from its first
+     * start on (so that {@code strata admin} can look at one whose {@code up} did not finish).
+     */
+    List<InetSocketAddress> managers() {
+        if (cluster() instanceof Cluster.Local local) {
+            return UpLayout.find(local.dir().root).map(u -> MgmtdClient.parse(u.mgmtdAddress())).orElseThrow(() -> noLocalCluster(local.dir()));
+        }
+        List<InetSocketAddress> m = load().config().mgmtd();
+        if (m.isEmpty()) {
+            throw new IllegalArgumentException(config + " names no cluster manager (client.mgmtd): give --mgmtd HOST:PORT");
+        }
+        return m;
+    }
+
+    /** The meta service instances: {@code --meta}, else the cluster config's, else those registered with its manager. */
+    List<InetSocketAddress> metaAddresses(NodeContext ctx) {
+        if (meta != null) {
+            return addresses(meta);
+        }
+        ClientConfig cfg = load().config();
+        if (!cfg.meta().isEmpty()) {
+            return cfg.meta();
+        }
+        try (MgmtdClient m = new MgmtdClient(ctx, cfg.mgmtd())) {
+            return MetaDiscovery.find(m, cfg.metaTimeout());
+        }
+    }
+
+    private static IllegalArgumentException noLocalCluster(ClusterDir dir) {
+        return new IllegalArgumentException("no cluster to talk to: no `strata up` cluster in " + dir.root + "; start one with `strata up`"
+                + " (--data DIR or $" + ClusterDir.ENV + " for another directory), or name a cluster with --mgmtd HOST:PORT"
+                + " (or $" + ENV_MGMTD + ") or --config FILE");
+    }
+
+    private static List<InetSocketAddress> addresses(String list) {
+        List<InetSocketAddress> out = new ArrayList<>();
+        for (String s : list.split(",")) {
+            if (!s.isBlank()) {
+                InetSocketAddress a = Addresses.parse(s.trim());
+                out.add(new InetSocketAddress(a.getHostString(), a.getPort()));
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("no address in '" + list + "'");
+        }
+        return out;
     }
 
     /** A file system for a short-lived command and the context it runs in; closing closes both. */
@@ -92,5 +187,4 @@ final class ClientSource {
             throw e;
         }
     }
-
 }

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.function.UnaryOperator;
 
 /**
  * The data directory of a local cluster started by {@code strata up}:
@@ -26,6 +27,8 @@ import java.util.Properties;
  */
 final class ClusterDir {
     static final String STATE = "up.properties";
+    /** The environment variable naming the data directory when {@code --data} is not given. */
+    static final String ENV = "STRATA_DATA";
     final Path root;
 
     ClusterDir(Path root) {
@@ -34,12 +37,17 @@ final class ClusterDir {
 
     /** {@code --data} if given, else {@code $STRATA_DATA}, else {@code data/} in the Strata checkout. */
     static ClusterDir resolve(Path data) {
+        return resolve(data, System::getenv);
+    }
+
+    /** As above, with the environment variables from {@code env} (tests). */
+    static ClusterDir resolve(Path data, UnaryOperator<String> env) {
         if (data != null) {
             return new ClusterDir(data);
         }
-        String env = System.getenv("STRATA_DATA");
-        if (env != null && !env.isBlank()) {
-            return new ClusterDir(Path.of(env));
+        String dir = env.apply(ENV);
+        if (dir != null && !dir.isBlank()) {
+            return new ClusterDir(Path.of(dir));
         }
         String home = System.getProperty("strata.home");
         return new ClusterDir(home != null ? Path.of(home, "data") : Path.of("strata-data"));

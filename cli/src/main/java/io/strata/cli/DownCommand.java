@@ -17,9 +17,14 @@ import picocli.CommandLine.Option;
  * (the mount first: it unmounts on SIGTERM), and unmounts a mount point left behind by a mount
  * daemon that was killed.
  */
-@Command(name = "down", description = "Stop the local cluster started by `strata up`.")
+@Command(name = "down", mixinStandardHelpOptions = true,
+        description = {"Stop the local cluster started by `strata up`.", "",
+                "Newest process first (the mount unmounts itself); also unmounts a mount point left behind by a mount "
+                        + "process that was killed. The data stays: `strata up` brings the cluster back with its files."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata down", "  strata down --data /scratch/strata"})
 final class DownCommand implements Callable<Integer> {
-    @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: as for `strata up`).")
+    @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $" + ClusterDir.ENV + ", else as for `strata up`).")
     Path data;
 
     @CommandLine.Spec

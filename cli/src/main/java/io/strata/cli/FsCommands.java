@@ -1,5 +1,7 @@
 package io.strata.cli;
 
+import static io.strata.cli.UserErrors.at;
+
 import io.netty.buffer.ByteBuf;
 import io.strata.client.FileStatus;
 import io.strata.client.OpenFlag;
@@ -32,7 +34,9 @@ import picocli.CommandLine.Parameters;
 /**
  * The native client commands: the namespace and its files through the Java API, no FUSE needed.
  * Strata paths are absolute ({@code /data/x}); in {@code cp}, an argument naming a Strata file is
- * written {@code strata:/data/x} (plain paths are local files).
+ * written {@code strata:/data/x} (plain paths are local files). Each finds its cluster through
+ * {@link ClientSource}; every Strata call runs through {@link UserErrors#at} with the path as the
+ * user wrote it, so that an error names it.
  */
 final class FsCommands {
     static final String PREFIX = "strata:";
@@ -62,22 +66,29 @@ final class FsCommands {
         abstract int run(StrataFileSystem fs) throws Exception;
     }
 
-    @Command(name = "ls", description = "List a Strata directory (-l: with sizes, modes and times).")
+    @Command(name = "ls", mixinStandardHelpOptions = true,
+            description = {"List a Strata directory (-l: with sizes, modes and times).", "",
+                    "One name a line, directories marked with a trailing /; -l adds mode, links, owner, group, size and "
+                            + "modification time. On a file, prints just that file."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata ls /                        the local cluster's top directory",
+                    "  strata ls -l /ds                   with sizes, modes and times",
+                    "  strata ls / --mgmtd mgmt1:9200     on a real cluster (or: STRATA_MGMTD)"})
     static final class Ls extends Base {
         @Option(names = "-l", description = "Long listing.")
         boolean longFormat;
 
-        @Parameters(paramLabel = "PATH", defaultValue = "/", description = "Strata directory (default /).")
+        @Parameters(paramLabel = "PATH", arity = "0..1", defaultValue = "/", description = "Strata directory (default /).")
         String path;
 
         @Override
         int run(StrataFileSystem fs) {
-            FileStatus st = fs.stat(path);
+            FileStatus st = at(path, () -> fs.stat(path));
             if (!st.isDirectory()) {
                 print(path.substring(path.lastIndexOf('/') + 1), st);
                 return 0;
             }
-            List<DirEntry> entries = Futures.join(fs.listAsync(path, longFormat), fs.config().metaTimeout().multipliedBy(4));
+            List<DirEntry> entries = at(path, () -> Futures.join(fs.listAsync(path, longFormat), fs.config().metaTimeout().multipliedBy(4)));
             for (DirEntry e : entries) {
                 if (longFormat) {
                     print(e.name(), FsCommandsSupport.status(fs, path, e));
@@ -99,14 +110,21 @@ final class FsCommands {
         }
     }
 
-    @Command(name = "stat", description = "Show a Strata path's attributes, layout and policy.")
+    @Command(name = "stat", mixinStandardHelpOptions = true,
+            description = {"Show a Strata path's attributes, layout and policy.", "",
+                    "Type, inode, size, links, mode, owner and times; for a file also its data version, consistency mode "
+                            + "and layout (chunk size, chains, chain table, replicas); for a directory that sets one, its own "
+                            + "policy. A symlink is shown itself, not followed."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata stat /ds/train.bin",
+                    "  strata stat /ckpt --data /scratch/strata    a `strata up` cluster elsewhere"})
     static final class Stat extends Base {
         @Parameters(paramLabel = "PATH", description = "Strata path.")
         String path;
 
         @Override
         int run(StrataFileSystem fs) {
-            FileStatus st = fs.lstat(path);
+            FileStatus st = at(path, () -> fs.lstat(path));
             PrintWriter o = out();
             o.println("  path: " + path);
             o.println("  type: " + st.type().name().toLowerCase(java.util.Locale.ROOT) + "   inode: " + Long.toUnsignedString(st.inode().value()));
@@ -131,7 +149,12 @@ final class FsCommands {
         }
     }
 
-    @Command(name = "cat", description = "Write Strata files to standard output.")
+    @Command(name = "cat", mixinStandardHelpOptions = true,
+            description = {"Write Strata files to standard output.", "",
+                    "The files one after the other, byte for byte, as `cat` does with local files."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata cat /ds/labels.csv | head",
+                    "  strata cat /ds/part-0 /ds/part-1 > whole.bin"})
     static final class Cat extends Base {
         @Parameters(paramLabel = "PATH", arity = "1..*", description = "Strata files.")
         List<String> paths;
@@ -141,18 +164,28 @@ final class FsCommands {
             out().flush();
             OutputStream o = FsCommandsSupport.stdout();
             for (String p : paths) {
-                try (StrataFile f = fs.openRead(p)) {
-                    FsCommandsSupport.copy(f, o);
-                }
+                at(p, () -> {
+                    try (StrataFile f = fs.openRead(p)) {
+                        FsCommandsSupport.copy(f, o);
+                    }
+                    return null;
+                });
             }
             o.flush();
             return 0;
         }
     }
 
-    @Command(name = "put", description = "Copy local files into Strata (into DEST when it is a directory).")
+    @Command(name = "put", mixinStandardHelpOptions = true,
+            description = {"Copy local files into Strata (into DEST when it is a directory).", "",
+                    "When DEST is an existing Strata directory, each file goes into it under its own name; else DEST is "
+                            + "the new file's path (an existing file is replaced). Several files need a directory."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata put model.bin /ckpt/            into the directory /ckpt",
+                    "  strata put a.bin b.bin /ds              several files into /ds",
+                    "  strata put notes.txt /ds/readme.txt     under another name"})
     static final class Put extends Base {
-        @Parameters(paramLabel = "LOCAL... DEST", arity = "2..*", description = "Local files, then a Strata path.")
+        @Parameters(paramLabel = "LOCAL... DEST", arity = "2..*", hideParamSyntax = true, description = "Local files, then a Strata path.")
         List<String> args;
 
         @Override
@@ -166,16 +199,24 @@ final class FsCommands {
             for (String s : srcs) {
                 Path local = Path.of(s);
                 String target = intoDir ? join(dest, local.getFileName().toString()) : dest;
-                long n = FsCommandsSupport.upload(fs, local, target);
+                long n = at(target, () -> FsCommandsSupport.upload(fs, local, target));
                 out().println(local + " -> " + PREFIX + target + " (" + DataSize.human(n) + ")");
             }
             return 0;
         }
     }
 
-    @Command(name = "cp", description = "Copy files between the local disk and Strata; Strata paths are written strata:/PATH.")
+    @Command(name = "cp", mixinStandardHelpOptions = true,
+            description = {"Copy files between the local disk and Strata, or within Strata.", "",
+                    "A Strata path is written with the prefix strata: (strata:/ds/a), any other path is a local file; "
+                            + "both sides may be in Strata. When DEST is an existing directory, each file goes into it under "
+                            + "its own name; several sources need a directory."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata cp strata:/ckpt/model.bin .    from Strata to the current directory",
+                    "  strata cp model.bin strata:/ckpt/     from the local disk into /ckpt",
+                    "  strata cp strata:/ds/a strata:/ds/b   within Strata"})
     static final class Cp extends Base {
-        @Parameters(paramLabel = "SRC... DEST", arity = "2..*", description = "Sources, then the destination (a directory for several).")
+        @Parameters(paramLabel = "SRC... DEST", arity = "2..*", hideParamSyntax = true, description = "Sources, then the destination (a directory for several).")
         List<String> args;
 
         @Override
@@ -196,9 +237,9 @@ final class FsCommands {
                 if (srcStrata && destStrata) {
                     n = FsCommandsSupport.copyWithin(fs, strip(src), target);
                 } else if (srcStrata) {
-                    n = FsCommandsSupport.download(fs, strip(src), Path.of(target));
+                    n = at(src, () -> FsCommandsSupport.download(fs, strip(src), Path.of(target)));
                 } else if (destStrata) {
-                    n = FsCommandsSupport.upload(fs, Path.of(src), target);
+                    n = at(PREFIX + target, () -> FsCommandsSupport.upload(fs, Path.of(src), target));
                 } else {
                     throw new IllegalArgumentException("neither " + src + " nor " + dest + " is a Strata path (write strata:/PATH)");
                 }
@@ -208,7 +249,13 @@ final class FsCommands {
         }
     }
 
-    @Command(name = "rm", description = "Remove Strata files, symlinks and (with -r) directories.")
+    @Command(name = "rm", mixinStandardHelpOptions = true,
+            description = {"Remove Strata files, symlinks and (with -r) directories.", "",
+                    "With -r a directory goes with everything under it. A removed file that is still open elsewhere stays "
+                            + "readable there until it is closed."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata rm /ds/old.bin",
+                    "  strata rm -r /ckpt/run1            a directory and all it holds"})
     static final class Rm extends Base {
         @Option(names = {"-r", "--recursive"}, description = "Remove directories and what they contain.")
         boolean recursive;
@@ -225,7 +272,13 @@ final class FsCommands {
         }
     }
 
-    @Command(name = "mkdir", description = "Create Strata directories (-p: with parents, no error if they exist).")
+    @Command(name = "mkdir", mixinStandardHelpOptions = true,
+            description = {"Create Strata directories (-p: with parents, no error if they exist).", "",
+                    "New directories get mode 0755 and your uid and gid, and inherit their parent's policy (see `strata "
+                            + "policy`)."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata mkdir /ckpt",
+                    "  strata mkdir -p /ds/train/shards"})
     static final class Mkdir extends Base {
         @Option(names = {"-p", "--parents"}, description = "Create missing parents; existing directories are fine.")
         boolean parents;
@@ -236,11 +289,15 @@ final class FsCommands {
         @Override
         int run(StrataFileSystem fs) {
             for (String p : paths) {
-                if (parents) {
-                    fs.mkdirs(strip(p));
-                } else {
-                    fs.mkdir(strip(p), 0755);
-                }
+                String path = strip(p);
+                at(path, () -> {
+                    if (parents) {
+                        fs.mkdirs(path);
+                    } else {
+                        fs.mkdir(path, 0755);
+                    }
+                    return null;
+                });
             }
             return 0;
         }
@@ -255,14 +312,16 @@ final class FsCommands {
     }
 
     static boolean isDir(StrataFileSystem fs, String path) {
-        try {
-            return fs.stat(path).isDirectory();
-        } catch (StrataException e) {
-            if (e.status() == Status.NOT_FOUND) {
-                return false;
+        return at(path, () -> {
+            try {
+                return fs.stat(path).isDirectory();
+            } catch (StrataException e) {
+                if (e.status() == Status.NOT_FOUND) {
+                    return false;
+                }
+                throw e;
             }
-            throw e;
-        }
+        });
     }
 
     /** Helpers kept apart from the picocli classes. */
@@ -280,7 +339,8 @@ final class FsCommands {
         }
 
         static FileStatus status(StrataFileSystem fs, String dir, DirEntry e) {
-            return fs.lstat(join(dir, e.name()));
+            String path = join(dir, e.name());
+            return at(path, () -> fs.lstat(path));
         }
 
         static String modeString(FileStatus st) {
@@ -346,22 +406,27 @@ final class FsCommands {
             }
         }
 
+        /** Copies Strata file {@code src} to {@code dst}; an error names the side it is about. */
         static long copyWithin(StrataFileSystem fs, String src, String dst) {
-            if (fs.exists(dst) && fs.stat(dst).inode().equals(fs.stat(src).inode())) {
+            String shownSrc = PREFIX + src;
+            String shownDst = PREFIX + dst;
+            FileStatus source = at(shownSrc, () -> fs.stat(src));
+            if (at(shownDst, () -> fs.exists(dst) && fs.stat(dst).inode().equals(source.inode()))) {
                 // opening the destination truncates it: that would empty the source
-                throw new IllegalArgumentException(PREFIX + src + " and " + PREFIX + dst + " are the same file");
+                throw new IllegalArgumentException(shownSrc + " and " + shownDst + " are the same file");
             }
-            try (StrataFile in = fs.openRead(src);
-                 StrataFile out = fs.open(dst, EnumSet.of(OpenFlag.WRITE, OpenFlag.CREATE, OpenFlag.TRUNCATE), 0644)) {
+            try (StrataFile in = at(shownSrc, () -> fs.openRead(src));
+                 StrataFile out = at(shownDst, () -> fs.open(dst, EnumSet.of(OpenFlag.WRITE, OpenFlag.CREATE, OpenFlag.TRUNCATE), 0644))) {
                 long n = 0;
                 while (true) {
-                    ByteBuf b = Futures.join(in.readAsync(n, IO), java.time.Duration.ofMinutes(2));
+                    long off = n;
+                    ByteBuf b = at(shownSrc, () -> Futures.join(in.readAsync(off, IO), java.time.Duration.ofMinutes(2)));
                     try {
                         int k = b.readableBytes();
                         if (k == 0) {
                             return n;
                         }
-                        Futures.join(out.writeAsync(n, b), java.time.Duration.ofMinutes(2));
+                        at(shownDst, () -> Futures.join(out.writeAsync(off, b), java.time.Duration.ofMinutes(2)));
                         n += k;
                     } finally {
                         b.release();
@@ -371,16 +436,19 @@ final class FsCommands {
         }
 
         static void remove(StrataFileSystem fs, String path, boolean recursive) {
-            FileStatus st = fs.lstat(path);
+            FileStatus st = at(path, () -> fs.lstat(path));
             if (st.isDirectory()) {
                 if (!recursive) {
-                    throw new StrataException(Status.IS_A_DIRECTORY, path + " is a directory (use rm -r)");
+                    throw new IllegalArgumentException(path + ": is a directory (use rm -r)");
                 }
-                for (DirEntry e : fs.list(path)) {
+                for (DirEntry e : at(path, () -> fs.list(path))) {
                     remove(fs, join(path, e.name()), true);
                 }
             }
-            fs.delete(path);
+            at(path, () -> {
+                fs.delete(path);
+                return null;
+            });
         }
     }
 }

@@ -40,7 +40,12 @@ import picocli.CommandLine.Option;
  * runs. With {@code --mgmtd} the service also registers with the manager (role {@code meta},
  * {@code --node-id}), so clients given only the manager's address find it.
  */
-@Command(name = "meta", description = "Run a meta service (the namespace on LMDB or FoundationDB) until stopped.")
+@Command(name = "meta", mixinStandardHelpOptions = true,
+        description = {"Run a meta service (the namespace on LMDB or FoundationDB) until stopped.", "",
+                "With --mgmtd it takes file layouts from the manager's chain tables and registers with it, so that "
+                        + "clients given only the manager find it. Several instances may serve one FoundationDB cluster."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata meta --config meta.toml --mgmtd mgmt1:9200,mgmt2:9200,mgmt3:9200"})
 final class MetaCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(MetaCommand.class);
 

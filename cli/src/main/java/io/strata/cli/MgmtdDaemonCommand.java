@@ -18,7 +18,13 @@ import picocli.CommandLine.Option;
  * heartbeats, routing and admin requests until stopped. See {@link MgmtdConfig} for the
  * {@code [mgmtd]} table; {@code [node]} gives the name, the RPC address and the data directory.
  */
-@Command(name = "mgmtd", description = "Run a cluster manager peer (membership, chains, routing) until stopped.")
+@Command(name = "mgmtd", mixinStandardHelpOptions = true,
+        description = {"Run a cluster manager peer (membership, chains, routing) until stopped.", "",
+                "One member of the managers' Ratis group: it keeps the membership, the nodes' leases, the targets' "
+                        + "states, the chain tables and the routing, and serves registration, heartbeats, routing and admin "
+                        + "requests. A real cluster runs three or five peers."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata mgmtd --config mgmtd-1.toml     [node], [mgmtd] with its peers, [rpc]"})
 final class MgmtdDaemonCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(MgmtdDaemonCommand.class);
 

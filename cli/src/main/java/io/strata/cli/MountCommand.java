@@ -30,7 +30,15 @@ import picocli.CommandLine.Parameters;
  * name, metrics and ready file): mounts Strata with FUSE and serves it until SIGTERM or
  * {@code strata umount DIR}, then unmounts and exits.
  */
-@Command(name = "mount", description = "Mount Strata at DIR with FUSE and serve it until stopped (SIGTERM or `strata umount DIR`).")
+@Command(name = "mount", mixinStandardHelpOptions = true,
+        description = {"Mount Strata at DIR with FUSE and serve it until stopped (SIGTERM or `strata umount DIR`).", "",
+                "Any program then uses the namespace as a directory. The cluster is found as for the native commands "
+                        + "(--mgmtd, --data, --config or the variables); --config may also give [mount], [l1] (the node's L1 "
+                        + "cache) and [node]."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata mount --mgmtd mgmt1:9200 /mnt/strata",
+                "  strata mount --config client.toml       [client], [mount], [l1], [node]",
+                "  strata mount --root /ds /mnt/ds         show only /ds"})
 final class MountCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(MountCommand.class);
 
@@ -133,7 +141,11 @@ final class MountCommand implements Callable<Integer> {
     }
 
     /** {@code strata umount DIR}: unmounts a Strata mount (the mount daemon then exits). */
-    @Command(name = "umount", description = "Unmount a Strata FUSE mount (its mount daemon then exits).")
+    @Command(name = "umount", mixinStandardHelpOptions = true,
+            description = {"Unmount a Strata FUSE mount (its mount daemon then exits).", "",
+                    "Fails while files on it are open, unless -l detaches it at once and finishes when they are closed."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata umount /mnt/strata", "  strata umount -l data/mnt"})
     static final class Umount implements Callable<Integer> {
         @Parameters(paramLabel = "DIR", description = "Mount point.")
         Path dir;

@@ -21,7 +21,12 @@ import org.slf4j.LoggerFactory;
  * check the network between two hosts ({@code strata ping}) and the RPC layer between two
  * processes.
  */
-@Command(name = "node", description = "Run a bare RPC node (ping, echo, pull) until stopped.")
+@Command(name = "node", mixinStandardHelpOptions = true,
+        description = {"Run a bare RPC node (ping, echo, pull) until stopped.", "",
+                "With `strata ping` from another host it checks the network and the RPC layer between the two, "
+                        + "without a cluster. Stops on SIGTERM or Ctrl-C."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata node --config node.toml      [node] name and listen, optional [rpc]"})
 final class NodeCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(NodeCommand.class);
 

@@ -22,7 +22,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code strata ping HOST:PORT}: a round trip to any Strata node over the RPC layer. */
-@Command(name = "ping", description = "Send RPC pings to a Strata node and print the round-trip times.")
+@Command(name = "ping", mixinStandardHelpOptions = true,
+        description = {"Send RPC pings to a Strata node and print the round-trip times.", "",
+                "Any Strata process answers (storage node, meta service, cluster manager, `strata node`), with its "
+                        + "name and version: a check of the network and the RPC layer between two hosts."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata ping 10.0.0.7:9400", "  strata ping -c 10 --timeout 1s storage-3:9400"})
 final class PingCommand implements Callable<Integer> {
     @Parameters(paramLabel = "HOST:PORT", description = "The node's RPC address.")
     String address;

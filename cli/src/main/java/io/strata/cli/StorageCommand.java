@@ -19,7 +19,12 @@ import picocli.CommandLine.Option;
  * value names its key and is refused at start. The ready file is written once the node serves:
  * for a managed node, once the manager granted it a lease.
  */
-@Command(name = "storage", description = "Run a storage node (chunk targets on CRAQ chains) until stopped.")
+@Command(name = "storage", mixinStandardHelpOptions = true,
+        description = {"Run a storage node (chunk targets on CRAQ chains) until stopped.", "",
+                "It registers with the cluster manager ([storage] mgmtd) and routes by it, or follows a static "
+                        + "[routing] table. A bad config value names its key and is refused at start (see docs/operations.md)."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata storage --config storage-1.toml"})
 final class StorageCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(StorageCommand.class);
 

@@ -9,11 +9,26 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The {@code strata} command. User mistakes and operational errors print one line on stderr
- * and exit non-zero (1 for errors, 2 for bad usage); {@code --verbose} adds the stack trace.
+ * The {@code strata} command. Every command and subcommand answers {@code -h}/{@code --help}
+ * (and {@code strata help COMMAND...}) with its usage, a description and examples, even when
+ * its required parameters are missing. Operational errors print one line on stderr (in the
+ * user's words, see {@link UserErrors}) and exit 1; {@code --verbose} adds the stack trace.
+ * Usage mistakes exit 2: one line and a pointer to {@code --help}, or, for a group of
+ * subcommands ({@code admin}, {@code policy}, {@code cache}, {@code bench}) run without a valid
+ * subcommand, the group's usage, as git does.
  */
 @Command(name = "strata", mixinStandardHelpOptions = true, versionProvider = VersionCommand.Provider.class,
-        description = "Strata: tiered storage for AI clusters (L1 local cache, L2 pooled NVMe, L3 CRAQ chains).",
+        description = {"Strata: tiered storage for AI clusters (L1 local cache, L2 pooled NVMe, L3 CRAQ chains).", "",
+                "`strata up` starts a whole cluster on this machine; the client commands (ls, stat, cat, put, cp, rm, "
+                        + "mkdir, policy, admin) then reach it with no flag. For another cluster give --mgmtd HOST:PORT (or "
+                        + "set STRATA_MGMTD), --data DIR for a `strata up` cluster elsewhere (or set STRATA_DATA), or "
+                        + "--config FILE; a flag beats the variable. `strata help COMMAND` tells more about each command."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata up                          start a local cluster, mounted at data/mnt",
+                "  strata ls -l /                     list its top directory",
+                "  strata put model.bin /ckpt/        copy a local file in",
+                "  strata help policy set             the usage of one subcommand",
+                "  strata down                        stop the local cluster"},
         subcommands = {
                 VersionCommand.class,
                 UpCommand.class,
@@ -36,6 +51,7 @@ import picocli.CommandLine.Option;
                 FsCommands.Cp.class,
                 FsCommands.Rm.class,
                 FsCommands.Mkdir.class,
+                HelpCommand.class,
         })
 public final class StrataMain implements Runnable {
     @Option(names = {"-v", "--verbose"}, scope = CommandLine.ScopeType.INHERIT,
@@ -60,17 +76,24 @@ public final class StrataMain implements Runnable {
     public static int run(String[] args, PrintStream out, PrintStream err) {
         StrataMain root = new StrataMain();
         CommandLine cl = new CommandLine(root);
+        versionEverywhere(cl, cl.getCommandSpec().versionProvider());
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         cl.setParameterExceptionHandler((ex, a) -> {
             CommandLine c = ex.getCommandLine();
-            c.getErr().println("strata: " + ex.getMessage());
-            c.getErr().println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for usage.");
+            PrintWriter e = c.getErr();
+            e.println("strata: " + ex.getMessage());
+            CommandLine.UnmatchedArgumentException.printSuggestions(ex, e);
+            if (c.getParent() != null && !c.getSubcommands().isEmpty()) {
+                c.usage(e); // a group without (or with an unknown) subcommand lists its subcommands, as git does
+            } else {
+                e.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for usage.");
+            }
             return 2;
         });
         cl.setExecutionExceptionHandler((ex, c, parsed) -> {
             Throwable t = StrataException.unwrapCompletion(ex);
-            c.getErr().println("strata: " + message(t));
+            c.getErr().println("strata: " + UserErrors.message(t));
             if (root.verbose) {
                 t.printStackTrace(c.getErr());
             }
@@ -79,13 +102,9 @@ public final class StrataMain implements Runnable {
         return cl.execute(args);
     }
 
-    private static String message(Throwable t) {
-        if (t instanceof StrataException se) {
-            return se.getMessage();
-        }
-        if (t instanceof IllegalArgumentException || t instanceof IllegalStateException || t instanceof java.io.IOException) {
-            return t.getMessage() == null ? t.toString() : t.getMessage();
-        }
-        return t.toString();
+    /** {@code -V} of every subcommand (from the standard help options) prints what {@code strata --version} does. */
+    private static void versionEverywhere(CommandLine c, CommandLine.IVersionProvider version) {
+        c.getCommandSpec().versionProvider(version);
+        c.getSubcommands().values().forEach(sub -> versionEverywhere(sub, version));
     }
 }

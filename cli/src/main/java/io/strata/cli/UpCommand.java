@@ -38,9 +38,19 @@ import picocli.CommandLine.Option;
  * <p>The data directory keeps everything ({@link ClusterDir}, {@link UpLayout}): a later
  * {@code strata up} on it brings back the same cluster with all its files.
  */
-@Command(name = "up", description = "Start a local Strata cluster on this machine (each daemon its own process) and mount it.")
+@Command(name = "up", mixinStandardHelpOptions = true,
+        description = {"Start a local Strata cluster on this machine (each daemon its own process) and mount it.", "",
+                "A cluster manager, a meta service, storage nodes whose targets form replicated chains, and a FUSE "
+                        + "mount at DATA/mnt with an L1 cache, each its own OS process as in production. Returns once all of it "
+                        + "serves, printing what runs where and how to stop it. The data directory keeps everything: `strata "
+                        + "up` on it again brings back the same cluster with its files. Without FUSE the cluster runs without a "
+                        + "mount; the native commands (ls, put, cat...) reach it either way."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata up                                 in data/, mounted at data/mnt",
+                "  strata up --data /scratch/strata --no-mount",
+                "  strata up --storage-nodes 4 --replicas 2    (a new data directory)"})
 final class UpCommand implements Callable<Integer> {
-    @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $STRATA_DATA, else data/ in the Strata checkout).")
+    @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $" + ClusterDir.ENV + ", else data/ in the Strata checkout).")
     Path data;
 
     @Option(names = "--mount", paramLabel = "DIR", description = "Mount point (default: DATA/mnt).")
@@ -150,9 +160,11 @@ final class UpCommand implements Callable<Integer> {
             out.println("No FUSE mount (" + noFuse.get() + "); use the native client, which needs no FUSE:");
         }
         out.println("Native client:  strata ls /   strata put FILE /DIR   strata cat /DIR/FILE   strata stat /DIR/FILE");
-        out.println("                strata cp strata:/A LOCAL   strata rm /DIR/FILE   (add" + data + " when not the default)");
+        out.println("                strata cp strata:/A LOCAL   strata rm /DIR/FILE   strata policy get /DIR");
+        out.println("                (not the default data directory? add" + data + ", or: export " + ClusterDir.ENV + "=" + dir.root + ")");
         out.println("Cluster state:  strata admin nodes|chains" + data);
         out.println("Stop:           strata down" + data);
+        out.println("Help:           strata help COMMAND   (or strata COMMAND --help)");
         out.flush();
     }
 

@@ -8,7 +8,12 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** {@code strata version}: the build, the JVM, and which network transports load here. */
-@Command(name = "version", description = "Print the Strata version, the JVM and the available transports.")
+@Command(name = "version", mixinStandardHelpOptions = true,
+        description = {"Print the Strata version, the JVM and the available transports.", "",
+                "Which network transports (nio, epoll, io_uring) load on this machine and which one `auto` picks. The "
+                        + "same as `strata --version`."},
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata version"})
 final class VersionCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

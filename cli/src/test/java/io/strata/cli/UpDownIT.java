@@ -80,6 +80,23 @@ class UpDownIT {
             assertThat(ls.out()).contains("src.bin").contains(String.valueOf(content.length));
             CliTest.Run stat = CliTest.strata("stat", "/ds/a/src.bin", d);
             assertThat(stat.out()).contains("size: " + content.length).contains("3 replicas");
+            CliTest.Run nonexistent = CliTest.strata("stat", "/nonexistent", d);
+            assertThat(nonexistent.code()).isEqualTo(1);
+            assertThat(nonexistent.err().strip()).isEqualTo("strata: /nonexistent: no such file or directory");
+
+            // policy finds the meta service of the local cluster as the file commands do: no --meta
+            CliTest.Run policy = CliTest.strata("policy", "get", "/", d);
+            assertThat(policy.code()).as(policy.err()).isZero();
+            assertThat(policy.out()).contains("policy of /").containsPattern("replicas +\\|");
+            // and with no flag at all, from the environment (set for a child process)
+            CliTest.Run bare = strataWithEnv(local, Map.of("STRATA_DATA", data.toString(), "STRATA_MGMTD", ""), "policy", "get", "/");
+            assertThat(bare.code()).as(bare.out()).isZero();
+            assertThat(bare.out()).contains(policy.out());
+            String mgmtd = UpLayout.find(data).orElseThrow().mgmtdAddress();
+            CliTest.Run byManager = strataWithEnv(local, Map.of("STRATA_MGMTD", mgmtd, "STRATA_DATA", local.resolve("none").toString()),
+                    "ls", "/ds/a");
+            assertThat(byManager.code()).as(byManager.out()).isZero();
+            assertThat(byManager.out().lines()).contains("src.bin");
             if (noFuse.isEmpty()) {
                 Path mnt = data.resolve("mnt");
                 assertThat(Files.readAllBytes(mnt.resolve("ds/a/src.bin"))).isEqualTo(content);
@@ -121,6 +138,17 @@ class UpDownIT {
         } finally {
             assertThat(CliTest.strata("down", "--data", data.toString()).code()).isZero();
         }
+    }
+
+    /**
+     * {@code strata ARGS} in a child process whose environment adds {@code env} (this JVM's cannot
+     * be changed): its exit code, and stdout and stderr together (with any log lines) as {@code out}.
+     */
+    private static CliTest.Run strataWithEnv(Path logs, Map<String, String> env, String... args) throws Exception {
+        Path log = Files.createTempFile(logs, "strata-", ".log");
+        JavaProcess p = JavaProcess.start("strata", StrataMain.class.getName(), List.of(args), List.of("-Xmx256m"), env, log);
+        assertThat(p.waitFor(T)).as("strata " + String.join(" ", args) + " finished").isTrue();
+        return new CliTest.Run(p.exitValue(), Files.readString(log), "");
     }
 
     @Test
