@@ -2,12 +2,7 @@ package io.strata.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.strata.config.ConfigNode;
-import io.strata.core.NodeContext;
 import io.strata.harness.LocalCluster;
-import io.strata.namespace.service.MetaConfig;
-import io.strata.namespace.service.MetaServer;
-import io.strata.testing.TestNodes;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
@@ -30,14 +25,7 @@ class FsCommandsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = LocalCluster.builder(tmp.resolve("cluster"), 11).storageNodes(3).chains(3).metaSync(false).metaInProcess(file -> {
-            NodeContext ctx = TestNodes.context("meta", 11);
-            MetaServer meta = MetaServer.start(ctx, MetaConfig.read(ConfigNode.load(file)), null, null);
-            return new LocalCluster.Started(meta.address(), () -> {
-                meta.close();
-                ctx.close();
-            });
-        }).start();
+        cluster = LocalCluster.builder(tmp.resolve("cluster"), 11).storageNodes(3).chains(3).metaSync(false).metaInProcess().start();
         Path dir = Files.createDirectories(tmp.resolve("data"));
         Files.writeString(dir.resolve(ClientSource.CLIENT_TOML), cluster.clientToml("io-timeout = \"10s\""));
         data = "--data=" + dir;
