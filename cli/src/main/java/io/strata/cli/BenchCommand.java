@@ -1,59 +1,23 @@
 package io.strata.cli;
 
-import io.strata.bench.RpcBench;
-import io.strata.config.Durations;
-import io.strata.core.DataSize;
-import io.strata.core.rpc.Transport;
-import java.io.PrintStream;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.Callable;
+import io.strata.bench.cli.BenchJmhCommand;
+import io.strata.bench.cli.BenchL1Command;
+import io.strata.bench.cli.BenchL3Command;
+import io.strata.bench.cli.BenchMetaCommand;
+import io.strata.bench.cli.BenchPeersCommand;
+import io.strata.bench.cli.BenchRecoveryCommand;
+import io.strata.bench.cli.BenchRpcCommand;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
-/** {@code strata bench SUITE}: benchmark suites; each prints a table and a last {@code result:} line. */
+/**
+ * {@code strata bench SUITE}: benchmark suites; each prints a table and a last {@code result:}
+ * line. The suites' commands live with the benchmarks (module bench, {@code io.strata.bench.cli});
+ * {@code fs} and {@code run} stay here because they drive the embedded cluster {@code strata up}
+ * starts and find clusters the way every client command does.
+ */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Run a benchmark suite; each prints a table, then a `result:` line.",
         footerHeading = "%nExamples:%n", footer = {"  strata bench fs", "  strata bench rpc --sizes 1MiB --streams 8"},
-        subcommands = {BenchCommand.Rpc.class, BenchMetaCommand.class, BenchL3Command.class, BenchL1Command.class, BenchRecoveryCommand.class, BenchJmhCommand.class, BenchPeersCommand.class, BenchFsRunCommand.class, BenchFsCommand.class})
+        subcommands = {BenchRpcCommand.class, BenchMetaCommand.class, BenchL3Command.class, BenchL1Command.class, BenchRecoveryCommand.class,
+                BenchJmhCommand.class, BenchPeersCommand.class, BenchFsRunCommand.class, BenchFsCommand.class})
 final class BenchCommand {
-    @Command(name = "rpc", mixinStandardHelpOptions = true, description = "Bulk transfer over the RPC layer vs raw Netty (and iperf3) on loopback.",
-            footerHeading = "%nExamples:%n", footer = {"  strata bench rpc --sizes 1MiB --streams 1,8 --no-iperf"})
-    static final class Rpc implements Callable<Integer> {
-        @Option(names = "--sizes", defaultValue = "1MiB,64KiB", split = ",", description = "Payload sizes (default ${DEFAULT-VALUE}).")
-        List<String> sizes;
-
-        @Option(names = "--streams", defaultValue = "1,8", split = ",", description = "Concurrent streams (default ${DEFAULT-VALUE}).")
-        List<Integer> streams;
-
-        @Option(names = "--round", defaultValue = "2s", description = "Length of one round (default ${DEFAULT-VALUE}).")
-        String round;
-
-        @Option(names = "--rounds", defaultValue = "3", description = "Alternating rounds per case (default ${DEFAULT-VALUE}).")
-        int rounds;
-
-        @Option(names = "--transport", defaultValue = "auto", description = "auto, nio, epoll or io_uring (default ${DEFAULT-VALUE}).")
-        String transport;
-
-        @Option(names = "--no-iperf", description = "Skip the iperf3 baseline.")
-        boolean noIperf;
-
-        @Override
-        public Integer call() throws Exception {
-            List<DataSize> s = new ArrayList<>();
-            for (String x : sizes) {
-                s.add(DataSize.parse(x));
-            }
-            for (int n : streams) {
-                if (n < 1 || n > 1024) {
-                    throw new IllegalArgumentException("--streams must be between 1 and 1024, got " + n);
-                }
-            }
-            if (rounds < 1) {
-                throw new IllegalArgumentException("--rounds must be at least 1");
-            }
-            RpcBench.run(new RpcBench.Options(s, streams, Durations.parse(round), rounds, Transport.resolve(transport), !noIperf),
-                    new PrintStream(System.out, true));
-            return 0;
-        }
-    }
 }

@@ -1,4 +1,4 @@
-package io.strata.cli;
+package io.strata.bench.cli;
 
 import io.strata.bench.MetaBench;
 import io.strata.config.Durations;
@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 @Command(name = "meta", mixinStandardHelpOptions = true,
         footerHeading = "%nExamples:%n", footer = {"  strata bench meta --threads 1,16 --entries 10000"},
         description = "Metadata ops/s through the meta service vs the same ops directly on LMDB (and raw LMDB).")
-final class BenchMetaCommand implements Callable<Integer> {
+public final class BenchMetaCommand implements Callable<Integer> {
     @Option(names = "--threads", defaultValue = "1,16", split = ",", description = "Client threads (default ${DEFAULT-VALUE}).")
     List<Integer> threads;
 

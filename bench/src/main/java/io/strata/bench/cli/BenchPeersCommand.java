@@ -1,4 +1,4 @@
-package io.strata.cli;
+package io.strata.bench.cli;
 
 import io.strata.bench.peers.PeersBench;
 import io.strata.bench.peers.Workload;
@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
         footerHeading = "%nExamples:%n", footer = {"  strata bench peers --quick"},
         description = "The fio suite (bench/fio) on Strata and MooseFS side by side (3 storage nodes, 3 copies each),"
         + " alternating, with a local directory and tmpfs as the physical limits. Needs root (FUSE, netns, drop_caches).")
-final class BenchPeersCommand implements Callable<Integer> {
+public final class BenchPeersCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Small sizes for a short run (64M shards, 128M data set, 5 s reads, 200 files per job).")
     boolean quick;
 

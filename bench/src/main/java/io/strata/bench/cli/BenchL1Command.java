@@ -1,4 +1,4 @@
-package io.strata.cli;
+package io.strata.bench.cli;
 
 import io.strata.bench.L1Bench;
 import io.strata.config.Durations;
@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
 @Command(name = "l1", mixinStandardHelpOptions = true,
         footerHeading = "%nExamples:%n", footer = {"  strata bench l1 --working-set 128MiB --rounds 2"},
         description = "L1 cache (memory, NVMe) over L3: hot re-reads vs tmpfs and disk, first reads, a Zipf sample job, small-file writes with and without write-back.")
-final class BenchL1Command implements Callable<Integer> {
+public final class BenchL1Command implements Callable<Integer> {
     @Option(names = "--working-set", defaultValue = "256MiB", description = "Bytes re-read hot (default ${DEFAULT-VALUE}).")
     String workingSet;
 

@@ -1,4 +1,4 @@
-package io.strata.cli;
+package io.strata.bench.cli;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +17,7 @@ import picocli.CommandLine.Unmatched;
 @Command(name = "jmh", mixinStandardHelpOptions = true,
         footerHeading = "%nExamples:%n", footer = {"  strata bench jmh Crc32c -f 1 -wi 2 -i 3"},
         description = "JMH microbenchmarks of the hot paths, each with a raw baseline (JMH options pass through).")
-final class BenchJmhCommand implements Callable<Integer> {
+public final class BenchJmhCommand implements Callable<Integer> {
     @Parameters(arity = "0..1", paramLabel = "PATTERN", description = "Regex of benchmarks to run (default: all).")
     String pattern;
 

@@ -1,4 +1,4 @@
-package io.strata.cli;
+package io.strata.bench.cli;
 
 import io.strata.bench.L3Bench;
 import io.strata.config.Durations;
@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
 @Command(name = "l3", mixinStandardHelpOptions = true,
         footerHeading = "%nExamples:%n", footer = {"  strata bench l3 --sizes 4MiB --streams 8"},
         description = "Chunk write/read through the storage client on a 3-replica chain vs raw disk and loopback TCP.")
-final class BenchL3Command implements Callable<Integer> {
+public final class BenchL3Command implements Callable<Integer> {
     @Option(names = "--sizes", defaultValue = "1MiB,4MiB", split = ",", description = "Chunk sizes (default ${DEFAULT-VALUE}).")
     List<String> sizes;
 

@@ -1,4 +1,4 @@
-package io.strata.cli;
+package io.strata.bench.cli;
 
 import io.strata.bench.RecoveryBench;
 import io.strata.config.Durations;
@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
         footerHeading = "%nExamples:%n", footer = {"  strata bench recovery --missed 256MiB"},
         description = "Kill -9 one of 3 storage node processes, write 1 GiB, restart it: resync time, client "
         + "throughput before and during the resync, full verification read.")
-final class BenchRecoveryCommand implements Callable<Integer> {
+public final class BenchRecoveryCommand implements Callable<Integer> {
     @Option(names = "--missed", defaultValue = "1GiB", description = "Bytes written while the node is down (default ${DEFAULT-VALUE}).")
     String missed;
 
