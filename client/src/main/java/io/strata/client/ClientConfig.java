@@ -36,8 +36,9 @@ import java.util.Optional;
  * [l1]                            # optional: the node's L1 cache (see L1Config); absent: no L1
  * [rpc]                           # RPC settings (see RpcConfig)
  * </pre>
- * Data routing comes from {@code mgmtd} when given, else from {@code [routing]}; one of them is
- * required. Immutable; the {@code with*} methods return changed copies (tests, benchmarks).
+ * Data routing comes from a {@code [routing]} table when there is one (then {@code mgmtd}, if
+ * also given, only finds the meta service), else from the cluster manager {@code mgmtd}; one of
+ * them is required. Immutable; the {@code with*} methods return changed copies (tests, benchmarks).
  */
 public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetSocketAddress> mgmtd,
                            Optional<RoutingInfo> staticRouting, Duration ioTimeout, Duration metaTimeout,

@@ -25,7 +25,7 @@ public record RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight,
             Duration.ofSeconds(30), Duration.ofSeconds(3), 1, DataSize.ofMiB(8));
 
     public RpcOptions {
-        positive("rpc.max-body-bytes", maxBodyBytes);
+        positive("rpc.max-body", maxBodyBytes);
         if (maxPayload.bytes() <= 0 || maxPayload.bytes() > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("rpc.max-payload must be in (0, 2GiB), got " + maxPayload);
         }
