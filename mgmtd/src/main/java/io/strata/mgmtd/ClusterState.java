@@ -8,6 +8,7 @@ import io.strata.core.NodeId;
 import io.strata.core.Status;
 import io.strata.core.TargetId;
 import io.strata.core.rpc.Wire;
+import io.strata.protocol.routing.AgentInfo;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.ChainTable;
 import io.strata.protocol.routing.NodeInfo;
@@ -55,7 +56,8 @@ public final class ClusterState {
     }
 
     private static final int SNAPSHOT_MAGIC = 0x534D4753; // "SMGS"
-    private static final int SNAPSHOT_FORMAT = 1;
+    /** 2: the routing part carries the L2 agents (format 1, without them, still reads). */
+    private static final int SNAPSHOT_FORMAT = 2;
 
     private final TreeMap<NodeId, NodeInfo> nodes = new TreeMap<>();
     private final TreeMap<NodeId, NodeMeta> meta = new TreeMap<>();
@@ -307,7 +309,18 @@ public final class ClusterState {
     }
 
     private void publish() {
-        view = new View(new RoutingInfo(routingVersion, nodes, targets, chains, tables), Map.copyOf(meta), Map.copyOf(locals));
+        view = new View(routing(), Map.copyOf(meta), Map.copyOf(locals));
+    }
+
+    /** The routing of the current state: L2 agents are the nodes registered with that role, serving while their lease is live. */
+    private RoutingInfo routing() {
+        Map<NodeId, AgentInfo> agents = new TreeMap<>();
+        meta.forEach((id, m) -> {
+            if (m.role() == NodeRole.L2_AGENT) {
+                agents.put(id, new AgentInfo(id, m.live()));
+            }
+        });
+        return new RoutingInfo(routingVersion, nodes, targets, chains, tables, agents);
     }
 
     // ---- snapshots ----------------------------------------------------------------------
@@ -316,7 +329,7 @@ public final class ClusterState {
     public void encode(ByteBuf out) {
         out.writeInt(SNAPSHOT_MAGIC);
         out.writeInt(SNAPSHOT_FORMAT);
-        RoutingCodec.encode(new RoutingInfo(routingVersion, nodes, targets, chains, tables), out);
+        RoutingCodec.encode(routing(), out);
         out.writeInt(meta.size());
         meta.forEach((id, m) -> {
             out.writeInt(id.value());
@@ -337,10 +350,11 @@ public final class ClusterState {
             throw new Wire.Malformed("not a cluster-manager snapshot");
         }
         int format = Wire.readInt(in, "snapshot format");
-        if (format != SNAPSHOT_FORMAT) {
+        if (format != SNAPSHOT_FORMAT && format != 1) {
             throw new Wire.Malformed("unknown snapshot format " + format);
         }
-        RoutingInfo r = RoutingCodec.decode(in);
+        // the agents are derived from the node metadata that follows; format 1 did not repeat them
+        RoutingInfo r = format == 1 ? RoutingCodec.decodeWithoutAgents(in) : RoutingCodec.decode(in);
         Map<NodeId, NodeMeta> m = new HashMap<>();
         int n = Wire.readCount(in, "node meta", 1 << 20, 14);
         for (int i = 0; i < n; i++) {

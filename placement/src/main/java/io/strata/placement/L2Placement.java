@@ -51,6 +51,22 @@ public final class L2Placement {
     private L2Placement() {
     }
 
+    /**
+     * The agents of {@code routing} that serve, as candidates: each in the failure domain its
+     * node's {@code domain} label names, else its host.
+     */
+    public static List<Agent> serving(io.strata.protocol.routing.RoutingInfo routing) {
+        List<Agent> out = new ArrayList<>();
+        for (io.strata.protocol.routing.AgentInfo a : routing.agents().values()) {
+            if (a.serving()) {
+                io.strata.protocol.routing.NodeInfo n = routing.node(a.node());
+                String d = n.labels().get("domain");
+                out.add(new Agent(a.node(), d != null ? d : n.domain("host")));
+            }
+        }
+        return out;
+    }
+
     /** The score of {@code agent} for chunk {@code index} of {@code inode} (version 1). */
     static long score(long inode, long index, long agent) {
         long key = splitmix64(inode ^ TAG_V1) ^ (index * GOLDEN);

@@ -16,7 +16,9 @@ import java.util.Map;
  * u64 version; nodes (u32 count; each u32 id, string host, u16 port, u32 label count, label
  * key/value strings); targets (u32 count; u64 id, u32 node, u8 state tag); chains (u32 count;
  * u32 id, u64 version, u32 count, u64 target ids); tables (u32 count; u32 id, u32 version,
- * u8 replicas, u32 count, u32 chain ids). Decoding rechecks every reference.
+ * u8 replicas, u32 count, u32 chain ids); L2 agents (u32 count; u32 node, bool serving).
+ * Decoding rechecks every reference. {@link #decodeWithoutAgents} reads the form before agents
+ * existed (cluster-manager snapshots of format 1).
  */
 public final class RoutingCodec {
     private static final int MAX_ITEMS = 1 << 20;
@@ -58,9 +60,23 @@ public final class RoutingCodec {
             out.writeInt(t.chains().size());
             t.chains().forEach(c -> out.writeInt(c.value()));
         }
+        out.writeInt(r.agents().size());
+        for (AgentInfo a : r.agents().values()) {
+            out.writeInt(a.node().value());
+            Wire.writeBool(out, a.serving());
+        }
+    }
+
+    /** Routing without the agents section (the form of format-1 snapshots). */
+    public static RoutingInfo decodeWithoutAgents(ByteBuf in) {
+        return decode(in, false);
     }
 
     public static RoutingInfo decode(ByteBuf in) {
+        return decode(in, true);
+    }
+
+    private static RoutingInfo decode(ByteBuf in, boolean withAgents) {
         try {
             long version = Wire.readLong(in, "routing version");
             Map<NodeId, NodeInfo> nodes = new HashMap<>();
@@ -107,7 +123,15 @@ public final class RoutingCodec {
                 }
                 tables.add(new ChainTable(id, v, replicas, ids));
             }
-            return new RoutingInfo(version, nodes, targets, chains, tables);
+            Map<NodeId, AgentInfo> agents = new HashMap<>();
+            if (withAgents) {
+                int a = Wire.readCount(in, "agents", MAX_ITEMS, 5);
+                for (int i = 0; i < a; i++) {
+                    NodeId id = NodeId.of(Wire.readInt(in, "agent node"));
+                    agents.put(id, new AgentInfo(id, Wire.readBool(in, "agent serving")));
+                }
+            }
+            return new RoutingInfo(version, nodes, targets, chains, tables, agents);
         } catch (IllegalArgumentException e) {
             throw new Wire.Malformed("routing info: " + e.getMessage());
         }

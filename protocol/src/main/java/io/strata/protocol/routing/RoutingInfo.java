@@ -14,17 +14,29 @@ import java.util.TreeMap;
 
 /**
  * An immutable, versioned snapshot of the cluster's layout: nodes, targets and their public
- * states, chains, and chain tables. The cluster manager bumps {@link #version()} on every change
+ * states, chains, chain tables, and the L2 agents with whether each serves. The cluster manager bumps {@link #version()} on every change
  * and pushes it; clients and storage nodes route by it and refresh when a node rejects their
  * chain version. Construction checks that every reference resolves.
  */
 public record RoutingInfo(long version, Map<NodeId, NodeInfo> nodes, Map<TargetId, TargetInfo> targets,
-                          Map<ChainId, ChainInfo> chains, List<ChainTable> tables) {
+                          Map<ChainId, ChainInfo> chains, List<ChainTable> tables, Map<NodeId, AgentInfo> agents) {
 
     public static final RoutingInfo EMPTY = new RoutingInfo(0, Map.of(), Map.of(), Map.of(), List.of());
 
+    /** Routing without L2 agents. */
+    public RoutingInfo(long version, Map<NodeId, NodeInfo> nodes, Map<TargetId, TargetInfo> targets, Map<ChainId, ChainInfo> chains,
+                       List<ChainTable> tables) {
+        this(version, nodes, targets, chains, tables, Map.of());
+    }
+
     public RoutingInfo {
         nodes = Collections.unmodifiableMap(new TreeMap<>(nodes));
+        agents = Collections.unmodifiableMap(new TreeMap<>(agents));
+        for (AgentInfo a : agents.values()) {
+            if (!nodes.containsKey(a.node())) {
+                throw new IllegalArgumentException("L2 agent on unknown " + a.node());
+            }
+        }
         targets = Collections.unmodifiableMap(new TreeMap<>(targets));
         chains = Collections.unmodifiableMap(new TreeMap<>(chains));
         tables = List.copyOf(tables);

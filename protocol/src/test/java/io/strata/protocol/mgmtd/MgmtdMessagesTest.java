@@ -12,6 +12,7 @@ import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Wire;
 import io.strata.core.ChainId;
+import io.strata.protocol.routing.AgentInfo;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.ChainTable;
 import io.strata.protocol.routing.NodeInfo;
@@ -98,8 +99,11 @@ class MgmtdMessagesTest {
         NodeInfo b = new NodeInfo(NodeId.of(2), "127.0.0.1", 9102, Map.of());
         TargetInfo t1 = new TargetInfo(TargetId.of(101), a.id(), TargetState.SERVING);
         TargetInfo t2 = new TargetInfo(TargetId.of(201), b.id(), TargetState.SYNCING);
+        NodeInfo l2a = new NodeInfo(NodeId.of(11), "127.0.0.1", 9111, Map.of("domain", "n1"));
+        NodeInfo l2b = new NodeInfo(NodeId.of(12), "127.0.0.1", 9112, Map.of());
         ChainInfo c = new ChainInfo(ChainId.of(1), 4, List.of(t1.id(), t2.id()));
-        return new RoutingInfo(7, Map.of(a.id(), a, b.id(), b), Map.of(t1.id(), t1, t2.id(), t2), Map.of(c.id(), c),
-                List.of(new ChainTable(1, 1, 2, List.of(c.id()))));
+        return new RoutingInfo(7, Map.of(a.id(), a, b.id(), b, l2a.id(), l2a, l2b.id(), l2b), Map.of(t1.id(), t1, t2.id(), t2),
+                Map.of(c.id(), c), List.of(new ChainTable(1, 1, 2, List.of(c.id()))),
+                Map.of(l2a.id(), new AgentInfo(l2a.id(), true), l2b.id(), new AgentInfo(l2b.id(), false)));
     }
 }
