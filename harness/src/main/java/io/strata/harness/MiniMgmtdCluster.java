@@ -25,7 +25,7 @@ import java.util.List;
  * <pre>{@code
  * try (MiniMgmtdCluster m = MiniMgmtdCluster.builder(dir).peers(1).lease(Duration.ofSeconds(2)).autoTable(3).start()) {
  *     MgmtdClient c = new MgmtdClient(ctx, m.addresses());
- *     ... StorageAgent.start(ctx, c, ManagerRoutingSource.start(ctx, c), nodeInfo, targets) ...
+ *     ... NodeAgent.start(ctx, c, ManagerRoutingSource.start(ctx, c), nodeInfo, targets) ...
  * }
  * }</pre>
  */

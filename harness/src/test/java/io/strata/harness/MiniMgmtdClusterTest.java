@@ -7,7 +7,7 @@ import io.strata.core.NodeId;
 import io.strata.core.TargetId;
 import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.TargetState;
-import io.strata.placement.agent.StorageAgent;
+import io.strata.placement.NodeAgent;
 import io.strata.placement.ManagerRoutingSource;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.core.util.Eventually;
@@ -28,13 +28,13 @@ class MiniMgmtdClusterTest {
         Duration t = Duration.ofSeconds(30);
         List<AutoCloseable> closers = new ArrayList<>();
         try (MiniMgmtdCluster m = MiniMgmtdCluster.builder(dir).peers(1).lease(Duration.ofSeconds(5)).autoTable(3).start()) {
-            List<StorageAgent> agents = new ArrayList<>();
+            List<NodeAgent> agents = new ArrayList<>();
             List<ManagerRoutingSource> sources = new ArrayList<>();
             for (int i = 1; i <= 3; i++) {
                 NodeContext ctx = NodeContext.seeded("storage-" + i, 5);
                 MgmtdClient c = new MgmtdClient(ctx, m.addresses());
                 ManagerRoutingSource r = ManagerRoutingSource.start(ctx, c);
-                StorageAgent a = StorageAgent.start(ctx, c, r, new NodeInfo(NodeId.of(i), "127.0.0.1", 9300 + i, Map.of()),
+                NodeAgent a = NodeAgent.start(ctx, c, r, new NodeInfo(NodeId.of(i), "127.0.0.1", 9300 + i, Map.of()),
                         List.of(TargetId.of(i * 10L)));
                 closers.addAll(List.of(ctx, c, r, a));
                 agents.add(a);
@@ -50,7 +50,7 @@ class MiniMgmtdClusterTest {
             // at least the state it had (leases that ran out while it was down may have moved it on since)
             Eventually.await("state back", t, () -> m.peer(0).routing().version() >= v);
             assertThat(m.peer(0).routing().latestTable(3)).isPresent();
-            Eventually.await("agents heartbeat again", t, () -> agents.stream().allMatch(StorageAgent::mayServeWrites));
+            Eventually.await("agents heartbeat again", t, () -> agents.stream().allMatch(NodeAgent::mayServeWrites));
             Eventually.await("targets serving again", t,
                     () -> m.peer(0).routing().targets().values().stream().allMatch(x -> x.state() == TargetState.SERVING));
         } finally {

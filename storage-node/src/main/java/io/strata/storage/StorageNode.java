@@ -19,7 +19,7 @@ import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.RoutingSource;
 import io.strata.protocol.routing.TargetInfo;
-import io.strata.placement.agent.StorageAgent;
+import io.strata.placement.NodeAgent;
 import io.strata.placement.ManagerRoutingSource;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import java.net.InetSocketAddress;
@@ -53,14 +53,14 @@ import org.slf4j.LoggerFactory;
  * restarts or stops resyncs ({@link ResyncWorker}: this node copies to a successor that is
  * {@code syncing}; {@link ResyncReceiver}: this node's own target is being synced).
  *
- * <p><b>Cluster membership</b> ({@link #startManaged}): a {@link StorageAgent} registers the
+ * <p><b>Cluster membership</b> ({@link #startManaged}): a {@link NodeAgent} registers the
  * node's healthy targets and heartbeats; its fence drives the {@link #gate() serving gate}:
  * before registration, and whenever half a lease passes without an acknowledged heartbeat, the
  * node refuses <em>every</em> chunk request, reads included (a fenced node may already have been
  * replaced in its chains, so what it holds may be stale), with {@code FENCED}, which clients
  * retry elsewhere. A target whose directory cannot be opened is left out of the registration
  * (the manager marks it offline); a target that keeps failing with I/O errors is taken out of
- * service and reported offline ({@link StorageAgent#markFailed}).
+ * service and reported offline ({@link NodeAgent#markFailed}).
  */
 public final class StorageNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StorageNode.class);
@@ -84,7 +84,7 @@ public final class StorageNode implements AutoCloseable {
     private final CraqService craq;
     private final List<BiConsumer<TargetId, Long>> syncedListeners = new CopyOnWriteArrayList<>();
     private volatile CompletableFuture<Void> routingChanged = new CompletableFuture<>();
-    private volatile StorageAgent agent;
+    private volatile NodeAgent agent;
     private volatile MgmtdClient mgmtd;
     private volatile boolean closed;
 
@@ -175,7 +175,7 @@ public final class StorageNode implements AutoCloseable {
     /**
      * Starts a node that belongs to the cluster managed by {@code config.mgmtd()}: routing from
      * the manager (pull and push), registration of its targets and heartbeats
-     * ({@link StorageAgent}), and the serving gate driven by the agent's fence. The node listens
+     * ({@link NodeAgent}), and the serving gate driven by the agent's fence. The node listens
      * at once but refuses chunk requests until its first lease is granted ({@link #registered()}).
      */
     public static StorageNode startManaged(NodeContext ctx, StorageConfig config, RpcOptions rpc, InetSocketAddress listen) {
@@ -210,7 +210,7 @@ public final class StorageNode implements AutoCloseable {
                     + "; set storage.advertise to the address other nodes reach it at");
         }
         NodeInfo me = new NodeInfo(config.nodeId(), a.getHostString(), a.getPort(), config.labels());
-        StorageAgent ag = StorageAgent.start(ctx, client, routing, me, List.copyOf(engines.keySet()));
+        NodeAgent ag = NodeAgent.start(ctx, client, routing, me, List.copyOf(engines.keySet()));
         this.agent = ag;
         ag.onFenceChange(f -> syncGate());
         ag.registered().thenRun(this::syncGate);
@@ -221,7 +221,7 @@ public final class StorageNode implements AutoCloseable {
 
     /** Opens or closes the gate to match the agent's fence. */
     private synchronized void syncGate() {
-        StorageAgent a = agent;
+        NodeAgent a = agent;
         if (closed || a == null) {
             return;
         }
@@ -238,7 +238,7 @@ public final class StorageNode implements AutoCloseable {
 
     /** A target's engine gave up after repeated I/O errors: report it offline. */
     private void targetFailed(TargetId t) {
-        StorageAgent a = agent;
+        NodeAgent a = agent;
         if (a != null) {
             a.markFailed(t);
         }
@@ -246,12 +246,12 @@ public final class StorageNode implements AutoCloseable {
 
     /** Completes when the cluster manager granted this node its first lease (at once for a statically routed node). */
     public CompletableFuture<Void> registered() {
-        StorageAgent a = agent;
+        NodeAgent a = agent;
         return a == null ? CompletableFuture.completedFuture(null) : a.registered();
     }
 
     /** The cluster-manager agent, when this node is managed. */
-    public Optional<StorageAgent> agent() {
+    public Optional<NodeAgent> agent() {
         return Optional.ofNullable(agent);
     }
 
@@ -399,7 +399,7 @@ public final class StorageNode implements AutoCloseable {
 
     /** The resync of {@code target} finished under {@code chainVersion}. */
     void synced(TargetId target, long chainVersion) {
-        StorageAgent a = agent;
+        NodeAgent a = agent;
         if (a != null) {
             a.markSynced(target, chainVersion);
         }
@@ -449,7 +449,7 @@ public final class StorageNode implements AutoCloseable {
             closed = true;
         }
         gate.close(Status.SHUTTING_DOWN, ctx.name() + " is shutting down");
-        StorageAgent a = agent;
+        NodeAgent a = agent;
         if (a != null) {
             a.close();
         }

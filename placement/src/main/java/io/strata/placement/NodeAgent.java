@@ -1,4 +1,4 @@
-package io.strata.placement.agent;
+package io.strata.placement;
 
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
@@ -7,7 +7,6 @@ import io.strata.core.TargetId;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.RoutingInfo;
-import io.strata.placement.RoutingSource;
 import io.strata.protocol.routing.TargetInfo;
 import io.strata.protocol.routing.TargetState;
 import io.strata.protocol.routing.LocalState;
@@ -31,8 +30,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster-manager side of a storage node: registers the node and its targets, heartbeats
- * with each target's {@link LocalState}, and keeps the <b>write gate</b>.
+ * The cluster-manager side of a node that holds data (a storage node, an L2 agent): registers
+ * the node in its role with its targets (an L2 agent has none), heartbeats with each target's
+ * {@link LocalState}, and keeps the <b>write gate</b>.
  *
  * <p>Fencing: a lease is renewed by every acknowledged heartbeat and counts from the moment
  * that heartbeat was <em>sent</em> (measured on {@code ctx.clock()}); the manager counts from
@@ -49,13 +49,14 @@ import org.slf4j.LoggerFactory;
  * published serving; back to {@code online} whenever it is published waiting, lastsrv or
  * offline; {@code offline} after {@link #markFailed} (a dead disk).
  */
-public final class StorageAgent implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(StorageAgent.class);
+public final class NodeAgent implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(NodeAgent.class);
 
     private final NodeContext ctx;
     private final MgmtdClient client;
     private final RoutingSource routing;
     private final NodeInfo node;
+    private final NodeRole role;
     private final List<TargetId> targets;
     private final long incarnation;
     private final Map<TargetId, LocalState> local = new ConcurrentHashMap<>();
@@ -72,11 +73,12 @@ public final class StorageAgent implements AutoCloseable {
     private volatile boolean closed;
     private ScheduledFuture<?> ticker;
 
-    private StorageAgent(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, List<TargetId> targets) {
+    private NodeAgent(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, NodeRole role, List<TargetId> targets) {
         this.ctx = ctx;
         this.client = client;
         this.routing = routing;
         this.node = node;
+        this.role = role;
         this.targets = List.copyOf(targets);
         this.incarnation = ctx.random().nextLong() & Long.MAX_VALUE;
         for (TargetId t : targets) {
@@ -89,8 +91,14 @@ public final class StorageAgent implements AutoCloseable {
      * interval the manager asks for. {@code routing} is the node's routing source (a
      * {@link io.strata.placement.ManagerRoutingSource}), watched for this node's targets.
      */
-    public static StorageAgent start(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, List<TargetId> targets) {
-        StorageAgent a = new StorageAgent(ctx, client, routing, node, targets);
+    public static NodeAgent start(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, List<TargetId> targets) {
+        return start(ctx, client, routing, node, NodeRole.STORAGE, targets);
+    }
+
+    /** As above, for a node in {@code role}. */
+    public static NodeAgent start(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, NodeRole role,
+                                  List<TargetId> targets) {
+        NodeAgent a = new NodeAgent(ctx, client, routing, node, role, targets);
         routing.onChange(a::onRouting);
         a.register();
         return a;
@@ -166,7 +174,7 @@ public final class StorageAgent implements AutoCloseable {
         registering = true;
         long sent = ctx.clock().nanoTime();
         Duration timeout = Duration.ofSeconds(5);
-        client.call(new RegisterNode(node, NodeRole.STORAGE, incarnation, targets), LeaseGranted.class, timeout, timeout)
+        client.call(new RegisterNode(node, role, incarnation, targets), LeaseGranted.class, timeout, timeout)
                 .whenComplete((g, e) -> {
                     registering = false;
                     if (closed) {

@@ -1,6 +1,6 @@
 package io.strata.mgmtd;
 
-import io.strata.placement.agent.StorageAgent;
+import io.strata.placement.NodeAgent;
 import io.strata.core.util.Eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Storage agents against a real manager; a partitioned node fences itself before the manager expires its lease. */
-class StorageAgentTest {
+class NodeAgentTest {
     static final Duration LEASE = Duration.ofSeconds(2);
     static final Duration T = Duration.ofSeconds(20);
 
@@ -50,7 +50,7 @@ class StorageAgentTest {
         return c;
     }
 
-    record Node(NodeContext ctx, StorageAgent agent, ManagerRoutingSource routing) {
+    record Node(NodeContext ctx, NodeAgent agent, ManagerRoutingSource routing) {
     }
 
     Node node(int id, InetSocketAddress manager) {
@@ -58,7 +58,7 @@ class StorageAgentTest {
                 .faults(new io.strata.core.fault.FaultInjector(id)).eventLoopThreads(1).blockingThreads(1).build());
         MgmtdClient client = closing(new MgmtdClient(ctx, List.of(manager)));
         ManagerRoutingSource routing = closing(ManagerRoutingSource.start(ctx, client, Duration.ofSeconds(5), Duration.ofSeconds(1)));
-        StorageAgent agent = closing(StorageAgent.start(ctx, client, routing,
+        NodeAgent agent = closing(NodeAgent.start(ctx, client, routing,
                 new NodeInfo(NodeId.of(id), "127.0.0.1", 9200 + id, Map.of("rack", "r" + id)),
                 List.of(TargetId.of(id * 100L + 1))));
         return new Node(ctx, agent, routing);
