@@ -15,7 +15,7 @@ import io.strata.core.tier.ChunkAddress;
  * Wire form: u64 inode, u32 index, u32 chain, u32 chunk size (20 bytes).
  */
 public record ChunkRef(long inode, int index, int chain, int chunkSize) {
-    static final int BYTES = 20;
+    public static final int BYTES = 20;
 
     public static ChunkRef of(ChunkAddress a) {
         return new ChunkRef(a.id().inode().value(), a.id().index(), a.chain().value(), a.chunkSize());
@@ -36,11 +36,11 @@ public record ChunkRef(long inode, int index, int chain, int chunkSize) {
         return new ChunkAddress(new ChunkId(InodeId.of(inode), index), ChainId.of(chain), chunkSize);
     }
 
-    void encode(ByteBuf out) {
+    public void encode(ByteBuf out) {
         out.writeLong(inode).writeInt(index).writeInt(chain).writeInt(chunkSize);
     }
 
-    static ChunkRef decode(ByteBuf in) {
+    public static ChunkRef decode(ByteBuf in) {
         Wire.need(in, BYTES, "chunk ref");
         return new ChunkRef(in.readLong(), in.readInt(), in.readInt(), in.readInt());
     }

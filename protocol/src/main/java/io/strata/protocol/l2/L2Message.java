@@ -1,0 +1,101 @@
+package io.strata.protocol.l2;
+
+import io.strata.core.rpc.Message;
+import io.strata.protocol.storage.ChunkRef;
+import io.strata.protocol.storage.RequestId;
+import io.strata.protocol.storage.UpdateKind;
+import java.util.List;
+
+/**
+ * The L2 agent protocol (wire tags 400-499; docs/internals/l2.md). A staged chunk has an ordered
+ * list of holders (agent node ids, the first one writes enter at); every update enters at the
+ * first holder, which orders it, stores it and forwards it to the others before it answers.
+ * Chunk addresses are the file's L3 addresses (the drain writes there). Chunk bytes travel as the
+ * frame payload.
+ */
+public sealed interface L2Message extends Message {
+    /**
+     * Client to a chunk's first holder: apply an update (WRITE with the payload's bytes at
+     * {@code offset}, TRUNCATE to {@code length}, REMOVE). {@code crc32c} is the payload's.
+     */
+    record Write(ChunkRef chunk, RequestId request, UpdateKind kind, long offset, long length, int crc32c, List<Integer> holders)
+            implements L2Message {
+        public Write {
+            holders = List.copyOf(holders);
+        }
+    }
+
+    /** First holder to client: the update is stored on every holder as {@code seq}; the chunk's length after it. */
+    record Written(long seq, long chunkLength) implements L2Message {
+    }
+
+    /**
+     * First holder to the next: store update {@code seq}. With {@code whole}, the payload is the
+     * chunk's entire content after the update (a holder that had no copy gets one); else the
+     * update's own bytes.
+     */
+    record Forward(ChunkRef chunk, RequestId request, UpdateKind kind, long seq, boolean whole, long offset, long length, int crc32c,
+                   List<Integer> holders) implements L2Message {
+        public Forward {
+            holders = List.copyOf(holders);
+        }
+    }
+
+    /** Holder to first holder: stored. */
+    record Forwarded(long seq) implements L2Message {
+    }
+
+    /** Anyone to a holder: read {@code length} bytes at {@code offset} of the chunk, if this agent holds it. */
+    record Read(ChunkRef chunk, long offset, int length) implements L2Message {
+    }
+
+    /**
+     * Agent to reader: {@code present} when this agent holds the chunk (then the payload is the
+     * bytes, {@code seq} the update they reflect, {@code chunkLength} the chunk's length and
+     * {@code crc32c} the payload's); absent: this agent has no copy, ask elsewhere or below.
+     */
+    record ReadDone(boolean present, long seq, long chunkLength, int crc32c) implements L2Message {
+    }
+
+    /** Client to agent: make every update of the file this agent stored durable (fdatasync). */
+    record Sync(long inode) implements L2Message {
+    }
+
+    /** Agent to client: synced; the highest update sequence it holds for the file. */
+    record Synced(long maxSeq) implements L2Message {
+    }
+
+    /** Anyone to agent: the indexes of the file's chunks this agent holds at or past {@code fromIndex}. */
+    record ListChunks(long inode, int fromIndex, int max) implements L2Message {
+    }
+
+    /** One page of chunk indexes; {@code more} when more follow. */
+    record Chunks(List<Integer> indexes, boolean more) implements L2Message {
+        public Chunks {
+            indexes = List.copyOf(indexes);
+        }
+    }
+
+    /** The drain, to a chunk's other holders: update {@code seq} of the chunk is durable in L3 (the copy may be evicted). */
+    record Drained(ChunkRef chunk, long seq) implements L2Message {
+    }
+
+    /** A plain acknowledgement. */
+    record Ack() implements L2Message {
+    }
+
+    /** Tools to agent: what it holds and does. */
+    record GetStatus() implements L2Message {
+    }
+
+    /**
+     * What an agent holds: capacity and used bytes of its store, staged (not yet durable in L3)
+     * and cached (drained, evictable) bytes and chunks, bytes drained and the current drain rate,
+     * the drain lag (seconds since the oldest undrained update was acknowledged), writes refused
+     * for lack of room (the client wrote those through to L3) and evictions.
+     */
+    record Status(long capacityBytes, long usedBytes, long stagedBytes, long stagedChunks, long cachedBytes, long cachedChunks,
+                  long drainedBytes, long drainBytesPerSecond, double drainLagSeconds, long refusedFull, long evictions, boolean fenced)
+            implements L2Message {
+    }
+}
