@@ -24,6 +24,8 @@ public enum KeySpace {
     IDEMPOTENCY("IDEM"),
     /** {@code GCQU|inode(le64)} -> layout + chunk count of a deleted file whose chunks must be freed. */
     GC_QUEUE("GCQU"),
+    /** {@code STAG|inode(le64)} -> the file's L2 staging record ({@code io.strata.protocol.meta.Staging}). */
+    STAGING("STAG"),
     /** {@code CKPT|dir(le64)|generation(be64)} -> checkpoint manifest (reserved for checkpoint generations). */
     CHECKPOINT("CKPT"),
     /** {@code META|name} -> namespace-wide values: format, inode allocator, usage counters. */
@@ -94,6 +96,10 @@ public enum KeySpace {
             k[12 + i] = (byte) (id.lo() >>> (56 - 8 * i));
         }
         return k;
+    }
+
+    static byte[] staging(InodeId inode) {
+        return under(STAGING, inode);
     }
 
     static byte[] gc(InodeId inode) {

@@ -2,6 +2,7 @@ package io.strata.namespace;
 
 import io.strata.protocol.meta.Caller;
 import io.strata.protocol.meta.Codec;
+import io.strata.protocol.meta.Staging;
 import io.strata.protocol.meta.DirPage;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.Meta;
@@ -28,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -383,6 +385,57 @@ public final class MetaStore implements Meta, AutoCloseable {
             return null;
         }, MetaStore::none, MetaStore::none);
         return set.thenCompose(v -> policyGetAsync(c, dir));
+    }
+
+    // ---- L2 staging ------------------------------------------------------------------------
+
+    @Override
+    public CompletableFuture<Staging> stageOpenAsync(Caller c, InodeId inode, int placementVersion, int replicas,
+                                                     List<Staging.Candidate> proposed, RequestId req) {
+        return write("stage-open", req, null, (t, id, ms) -> StagingOps.open(t, inode, placementVersion, replicas, proposed, ms),
+                MetaStore::stagingBytes, MetaStore::stagingFrom);
+    }
+
+    @Override
+    public CompletableFuture<Optional<Staging>> stagingAsync(Caller c, InodeId inode) {
+        return read("staging", t -> Optional.ofNullable(t.staging(inode)));
+    }
+
+    @Override
+    public CompletableFuture<Staging> stagePublishAsync(Caller c, InodeId inode, long epoch, Staging.Delta delta, RequestId req) {
+        return write("stage-publish", req, null, (t, id, ms) -> StagingOps.publish(t, inode, epoch, delta, ms),
+                MetaStore::stagingBytes, MetaStore::stagingFrom);
+    }
+
+    @Override
+    public CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, int agent, long seq, RequestId req) {
+        return write("drain-report", req, null, (t, id, ms) -> StagingOps.drained(t, inode, agent, seq, ms),
+                MetaStore::stagingBytes, MetaStore::stagingFrom);
+    }
+
+    @Override
+    public CompletableFuture<Staging> stageLostAsync(Caller c, InodeId inode, String why, RequestId req) {
+        return write("stage-lost", req, null, (t, id, ms) -> StagingOps.lost(t, inode, why), MetaStore::stagingBytes,
+                MetaStore::stagingFrom);
+    }
+
+    @Override
+    public CompletableFuture<List<Staging>> listStagingAsync(Caller c, boolean pendingOnly, long after, int limit) {
+        return read("list-staging", t -> StagingOps.list(t, pendingOnly, after, limit));
+    }
+
+    private static byte[] stagingBytes(Staging s) {
+        ByteBuf b = Unpooled.buffer();
+        try {
+            s.encode(b);
+            return ByteBufUtil.getBytes(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    private static Staging stagingFrom(byte[] b) {
+        return Staging.decode(Unpooled.wrappedBuffer(b));
     }
 
     // ---- garbage collection ----------------------------------------------------------------

@@ -321,6 +321,7 @@ final class NamespaceOps {
         t.countInodes(-1);
         if (victim.isFile()) {
             t.countBytes(-victim.length());
+            t.clearStaging(victim.id());
             t.enqueueGc(victim, nowMillis);
         }
     }

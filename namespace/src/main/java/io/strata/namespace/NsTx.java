@@ -142,6 +142,26 @@ final class NsTx {
         }
     }
 
+    /** The file's staging record, or null. */
+    io.strata.protocol.meta.Staging staging(InodeId id) {
+        byte[] v = reader.get(KeySpace.staging(id));
+        return v == null ? null : io.strata.protocol.meta.Staging.decode(Unpooled.wrappedBuffer(v));
+    }
+
+    void putStaging(io.strata.protocol.meta.Staging s) {
+        ByteBuf b = Unpooled.buffer(256);
+        try {
+            s.encode(b);
+            tx.set(KeySpace.staging(s.inode()), ByteBufUtil.getBytes(b));
+        } finally {
+            b.release();
+        }
+    }
+
+    void clearStaging(InodeId id) {
+        tx.clear(KeySpace.staging(id));
+    }
+
     /** Queues a deleted file's chunks for the collector. */
     void enqueueGc(InodeAttrs file, long nowMillis) {
         long chunks = Math.max(file.chunkHighWater(), file.layout().chunksFor(file.length()));

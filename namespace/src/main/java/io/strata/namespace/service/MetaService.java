@@ -12,6 +12,8 @@ import io.strata.protocol.meta.MetaMessage.LinkTarget;
 import io.strata.protocol.meta.MetaMessage.Listing;
 import io.strata.protocol.meta.MetaMessage.Opened;
 import io.strata.protocol.meta.MetaMessage.PolicyReply;
+import io.strata.protocol.meta.MetaMessage.StagingList;
+import io.strata.protocol.meta.MetaMessage.StagingReply;
 import io.strata.protocol.meta.MetaMessage.StatFsReply;
 import io.strata.protocol.meta.MetaMessage.XattrNames;
 import io.strata.protocol.meta.MetaMessage.XattrValue;
@@ -102,11 +104,38 @@ public final class MetaService {
                 .handle(MetaMessages.POLICY_SET, r -> {
                     var m = r.message();
                     return policy(meta.policySetAsync(m.caller(), m.dir(), m.assignments(), m.req()));
+                })
+                .handle(MetaMessages.STAGE_OPEN, r -> {
+                    var m = r.message();
+                    return staging(meta.stageOpenAsync(m.caller(), m.inode(), m.placementVersion(), m.replicas(), m.proposed(), m.req()));
+                })
+                .handle(MetaMessages.GET_STAGING, r -> meta.stagingAsync(r.message().caller(), r.message().inode())
+                        .thenApply(s -> Reply.of(new StagingReply(s.orElse(null)))))
+                .handle(MetaMessages.STAGE_PUBLISH, r -> {
+                    var m = r.message();
+                    return staging(meta.stagePublishAsync(m.caller(), m.inode(), m.epoch(), m.delta(), m.req()));
+                })
+                .handle(MetaMessages.DRAIN_REPORT, r -> {
+                    var m = r.message();
+                    return staging(meta.drainReportAsync(m.caller(), m.inode(), m.agent(), m.seq(), m.req()));
+                })
+                .handle(MetaMessages.STAGE_LOST, r -> {
+                    var m = r.message();
+                    return staging(meta.stageLostAsync(m.caller(), m.inode(), m.why(), m.req()));
+                })
+                .handle(MetaMessages.LIST_STAGING, r -> {
+                    var m = r.message();
+                    return meta.listStagingAsync(m.caller(), m.pendingOnly(), m.after(), m.limit())
+                            .thenApply(l -> Reply.of(new StagingList(l, l.size() >= m.limit())));
                 });
     }
 
     private static CompletableFuture<Reply> attrs(CompletableFuture<io.strata.protocol.meta.InodeAttrs> f) {
         return f.thenApply(a -> Reply.of(new Attrs(a)));
+    }
+
+    private static CompletableFuture<Reply> staging(CompletableFuture<io.strata.protocol.meta.Staging> f) {
+        return f.thenApply(s -> Reply.of(new StagingReply(s)));
     }
 
     private static CompletableFuture<Reply> done(CompletableFuture<Void> f) {

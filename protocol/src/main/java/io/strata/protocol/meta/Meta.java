@@ -88,4 +88,28 @@ public interface Meta {
      * or root. Applies to files created afterwards; existing files keep their layout.
      */
     CompletableFuture<PolicyInfo> policySetAsync(Caller c, InodeId dir, List<String> assignments, RequestId req);
+
+    // ---- L2 staging (docs/internals/l2.md) ----
+
+    /**
+     * The staging record of a file about to be written under {@code tiers.l2 = stage}: the current
+     * one while it has undrained data, else a new epoch over {@code proposed} candidates.
+     */
+    CompletableFuture<Staging> stageOpenAsync(Caller c, InodeId inode, int placementVersion, int replicas, List<Staging.Candidate> proposed,
+                                              RequestId req);
+
+    /** The file's staging record; empty when it was never staged. */
+    CompletableFuture<java.util.Optional<Staging>> stagingAsync(Caller c, InodeId inode);
+
+    /** Merges a writer's publish into epoch {@code epoch} of the record (STALE_... when the epoch is over: NOT_FOUND). */
+    CompletableFuture<Staging> stagePublishAsync(Caller c, InodeId inode, long epoch, Staging.Delta delta, RequestId req);
+
+    /** An agent's drain report: everything agent {@code agent} holds of the file up to {@code seq} is durable in L3. */
+    CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, int agent, long seq, RequestId req);
+
+    /** Marks the file lost (every copy of an undrained chunk is gone). */
+    CompletableFuture<Staging> stageLostAsync(Caller c, InodeId inode, String why, RequestId req);
+
+    /** Up to {@code limit} staging records after inode {@code after} (0: from the first); with {@code pendingOnly}, undrained or lost ones. */
+    CompletableFuture<List<Staging>> listStagingAsync(Caller c, boolean pendingOnly, long after, int limit);
 }

@@ -223,4 +223,46 @@ public final class MetaClient implements Meta {
         return call(new MetaMessage.PolicySet(c, dir, assignments, id(req)), MetaMessage.PolicyReply.class)
                 .thenApply(p -> new PolicyInfo(p.path(), p.overrides(), p.effective()));
     }
+
+    @Override
+    public CompletableFuture<Staging> stageOpenAsync(Caller c, InodeId inode, int placementVersion, int replicas,
+                                                     List<Staging.Candidate> proposed, RequestId req) {
+        return staging(new MetaMessage.StageOpen(c, inode, placementVersion, replicas, proposed, id(req)));
+    }
+
+    @Override
+    public CompletableFuture<java.util.Optional<Staging>> stagingAsync(Caller c, InodeId inode) {
+        return call(new MetaMessage.GetStaging(c, inode), MetaMessage.StagingReply.class)
+                .thenApply(r -> java.util.Optional.ofNullable(r.staging()));
+    }
+
+    @Override
+    public CompletableFuture<Staging> stagePublishAsync(Caller c, InodeId inode, long epoch, Staging.Delta delta, RequestId req) {
+        return staging(new MetaMessage.StagePublish(c, inode, epoch, delta, id(req)));
+    }
+
+    @Override
+    public CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, int agent, long seq, RequestId req) {
+        return staging(new MetaMessage.DrainReport(c, inode, agent, seq, id(req)));
+    }
+
+    @Override
+    public CompletableFuture<Staging> stageLostAsync(Caller c, InodeId inode, String why, RequestId req) {
+        return staging(new MetaMessage.StageLost(c, inode, why, id(req)));
+    }
+
+    @Override
+    public CompletableFuture<List<Staging>> listStagingAsync(Caller c, boolean pendingOnly, long after, int limit) {
+        return call(new MetaMessage.ListStaging(c, pendingOnly, after, limit), MetaMessage.StagingList.class)
+                .thenApply(MetaMessage.StagingList::records);
+    }
+
+    private CompletableFuture<Staging> staging(MetaMessage request) {
+        return call(request, MetaMessage.StagingReply.class).thenApply(r -> {
+            if (r.staging() == null) {
+                throw new io.strata.core.StrataException(io.strata.core.Status.NOT_FOUND, "no staging record");
+            }
+            return r.staging();
+        });
+    }
 }

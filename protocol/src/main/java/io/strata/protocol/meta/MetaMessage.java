@@ -93,6 +93,35 @@ public sealed interface MetaMessage extends Message {
     record PolicySet(Caller caller, InodeId dir, List<String> assignments, RequestId req) implements MetaMessage {
     }
 
+    // ---- L2 staging (docs/internals/l2.md) ----
+
+    /** Writer, opening a staged file for writing: its staging record, a new epoch over {@code proposed} when it has nothing undrained. */
+    record StageOpen(Caller caller, InodeId inode, int placementVersion, int replicas, List<Staging.Candidate> proposed, RequestId req) implements MetaMessage {
+        public StageOpen {
+            proposed = List.copyOf(proposed);
+        }
+    }
+
+    /** Reader: the file's staging record, if it has one. */
+    record GetStaging(Caller caller, InodeId inode) implements MetaMessage {
+    }
+
+    /** Writer, at fsync or close: what it staged in epoch {@code epoch}. */
+    record StagePublish(Caller caller, InodeId inode, long epoch, Staging.Delta delta, RequestId req) implements MetaMessage {
+    }
+
+    /** L2 agent: everything it holds of the file up to update {@code seq} is durable in L3. */
+    record DrainReport(Caller caller, InodeId inode, int agent, long seq, RequestId req) implements MetaMessage {
+    }
+
+    /** Whoever finds every copy of an undrained chunk gone: the file is lost, {@code why}. */
+    record StageLost(Caller caller, InodeId inode, String why, RequestId req) implements MetaMessage {
+    }
+
+    /** Tools: staging records after inode {@code after} (0: from the first), undrained or lost ones only when {@code pendingOnly}. */
+    record ListStaging(Caller caller, boolean pendingOnly, long after, int limit) implements MetaMessage {
+    }
+
     // ---- replies ---------------------------------------------------------------------------
 
     record Attrs(InodeAttrs attrs) implements MetaMessage {
@@ -130,5 +159,16 @@ public sealed interface MetaMessage extends Message {
     }
 
     record PolicyReply(String path, Map<String, String> overrides, List<PolicyInfo.Field> effective) implements MetaMessage {
+    }
+
+    /** A staging record, or none ({@code staging} null) for a file that was never staged. */
+    record StagingReply(Staging staging) implements MetaMessage {
+    }
+
+    /** A page of staging records; {@code more} when more follow the last one's inode. */
+    record StagingList(List<Staging> records, boolean more) implements MetaMessage {
+        public StagingList {
+            records = List.copyOf(records);
+        }
     }
 }

@@ -35,6 +35,14 @@ import io.strata.protocol.meta.MetaMessage.SetXattr;
 import io.strata.protocol.meta.MetaMessage.StatFsRequest;
 import io.strata.protocol.meta.MetaMessage.StatFsReply;
 import io.strata.protocol.meta.MetaMessage.Symlink;
+import io.strata.protocol.meta.MetaMessage.StagingList;
+import io.strata.protocol.meta.MetaMessage.StagingReply;
+import io.strata.protocol.meta.MetaMessage.ListStaging;
+import io.strata.protocol.meta.MetaMessage.StageLost;
+import io.strata.protocol.meta.MetaMessage.DrainReport;
+import io.strata.protocol.meta.MetaMessage.StagePublish;
+import io.strata.protocol.meta.MetaMessage.GetStaging;
+import io.strata.protocol.meta.MetaMessage.StageOpen;
 import io.strata.protocol.meta.MetaMessage.Unlink;
 import io.strata.protocol.meta.MetaMessage.XattrNames;
 import io.strata.protocol.meta.MetaMessage.XattrValue;
@@ -348,6 +356,76 @@ public final class MetaMessages {
             },
             in -> new PolicySet(caller(in), inode(in, "dir"), strings(in, 64, 1024, "assignment"), req(in)));
 
+    public static final MessageType<StageOpen> STAGE_OPEN = MessageType.of(323, StageOpen.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                out.writeInt(m.placementVersion());
+                out.writeByte(m.replicas());
+                out.writeInt(m.proposed().size());
+                for (Staging.Candidate c : m.proposed()) {
+                    out.writeInt(c.node());
+                    Wire.writeString(out, c.domain());
+                }
+                req(out, m.req());
+            },
+            in -> {
+                Caller c = caller(in);
+                InodeId inode = inode(in, "inode");
+                int pv = Wire.readInt(in, "placement version", 1, Integer.MAX_VALUE);
+                int replicas = Wire.readU8(in, "replicas");
+                int n = Wire.readCount(in, "candidates", Staging.MAX_ITEMS, 8);
+                List<Staging.Candidate> cs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    try {
+                        cs.add(new Staging.Candidate(Wire.readInt(in, "candidate"), Wire.readString(in, 256, "domain")));
+                    } catch (IllegalArgumentException e) {
+                        throw new Wire.Malformed(e.getMessage());
+                    }
+                }
+                return new StageOpen(c, inode, pv, replicas, cs, req(in));
+            });
+    public static final MessageType<GetStaging> GET_STAGING = MessageType.of(324, GetStaging.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+            },
+            in -> new GetStaging(caller(in), inode(in, "inode")));
+    public static final MessageType<StagePublish> STAGE_PUBLISH = MessageType.of(325, StagePublish.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                out.writeLong(m.epoch());
+                m.delta().encode(out);
+                req(out, m.req());
+            },
+            in -> new StagePublish(caller(in), inode(in, "inode"), Wire.readLong(in, "epoch"), Staging.Delta.decode(in), req(in)));
+    public static final MessageType<DrainReport> DRAIN_REPORT = MessageType.of(326, DrainReport.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                out.writeInt(m.agent()).writeLong(m.seq());
+                req(out, m.req());
+            },
+            in -> new DrainReport(caller(in), inode(in, "inode"), Wire.readInt(in, "agent", 1, Integer.MAX_VALUE), Wire.readLong(in, "seq"),
+                    req(in)));
+    public static final MessageType<StageLost> STAGE_LOST = MessageType.of(327, StageLost.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.inode());
+                Wire.writeString(out, m.why());
+                req(out, m.req());
+            },
+            in -> new StageLost(caller(in), inode(in, "inode"), Wire.readString(in, 1024, "why"), req(in)));
+    public static final MessageType<ListStaging> LIST_STAGING = MessageType.of(328, ListStaging.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                Wire.writeBool(out, m.pendingOnly());
+                out.writeLong(m.after()).writeInt(m.limit());
+            },
+            in -> new ListStaging(caller(in), Wire.readBool(in, "pending only"), Wire.readLong(in, "after"),
+                    Wire.readInt(in, "limit", 1, 10_000)));
+
     // ---- replies ---------------------------------------------------------------------------
 
     public static final MessageType<Attrs> ATTRS = MessageType.of(350, Attrs.class,
@@ -435,10 +513,34 @@ public final class MetaMessages {
                 return new PolicyReply(path, o, src);
             });
 
+    public static final MessageType<StagingReply> STAGING_REPLY = MessageType.of(359, StagingReply.class,
+            (m, out) -> {
+                Wire.writeBool(out, m.staging() != null);
+                if (m.staging() != null) {
+                    m.staging().encode(out);
+                }
+            },
+            in -> new StagingReply(Wire.readBool(in, "has staging") ? Staging.decode(in) : null));
+    public static final MessageType<StagingList> STAGING_LIST = MessageType.of(360, StagingList.class,
+            (m, out) -> {
+                out.writeInt(m.records().size());
+                m.records().forEach(r -> r.encode(out));
+                Wire.writeBool(out, m.more());
+            },
+            in -> {
+                int n = Wire.readCount(in, "staging records", 10_000, 40);
+                List<Staging> rs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    rs.add(Staging.decode(in));
+                }
+                return new StagingList(rs, Wire.readBool(in, "more"));
+            });
+
     public static final List<MessageType<?>> TYPES = List.of(LOOKUP, GET_ATTR, RESOLVE, SET_ATTRS, CREATE, MKDIR, SYMLINK,
             READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
-            XATTR_NAMES, POLICY_REPLY);
+            XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
+            STAGING_REPLY, STAGING_LIST);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
