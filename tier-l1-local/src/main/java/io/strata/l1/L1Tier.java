@@ -285,7 +285,7 @@ public final class L1Tier implements Tier {
         } else {
             metrics.miss(L1Metrics.Tier.MEMORY);
             boolean joining = inflight.containsKey(k);
-            NvmeStore.Entry e = joining ? null : nvme.lookup(k, h.pin(), ttlNanos(h));
+            BlockEntry e = joining ? null : nvme.lookup(k, h.pin(), ttlNanos(h));
             if (e != null) {
                 int from = (int) (offset - (long) index * b);
                 return nvme.readRange(e, from, length).thenCompose(buf -> {
@@ -364,7 +364,7 @@ public final class L1Tier implements Tier {
         Epochs.Stamp stamp = epochs.stamp(k.inode(), k.chunk());
         CompletableFuture<Fetched> src;
         try {
-            NvmeStore.Entry e = nvme == null || !lookNvme ? null : nvme.lookup(k, h.pin(), ttl);
+            BlockEntry e = nvme == null || !lookNvme ? null : nvme.lookup(k, h.pin(), ttl);
             if (e != null) {
                 src = nvme.read(e).thenCompose(buf -> {
                     if (buf != null) {
@@ -516,7 +516,7 @@ public final class L1Tier implements Tier {
         for (int i = 0; i < n; i++) {
             keys.add(new BlockKey(inode, io.dataVersion(), index, i));
         }
-        List<List<NvmeStore.Entry>> removed = new ArrayList<>(1);
+        List<List<BlockEntry>> removed = new ArrayList<>(1);
         epochs.begin(inode, index, () -> {
             for (BlockKey k : keys) {
                 memory.invalidate(k);

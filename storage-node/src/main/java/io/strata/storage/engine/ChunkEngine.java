@@ -17,12 +17,14 @@ import io.strata.core.TargetId;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.fault.FaultScope;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.store.BlockCrcs;
+import io.strata.store.ChannelIo;
+import io.strata.store.CheckedReads;
+import io.strata.store.IndexEnv;
+import io.strata.store.StoreDir;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -30,16 +32,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import org.lmdbjava.CursorIterable;
 import org.lmdbjava.Dbi;
-import org.lmdbjava.DbiFlags;
-import org.lmdbjava.Env;
-import org.lmdbjava.EnvFlags;
 import org.lmdbjava.Txn;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,6 +59,11 @@ import org.slf4j.LoggerFactory;
  * (combined from the block CRCs). Reads check the blocks they touch; a mismatch, or a data file
  * that vanished, is {@code CHUNK_CORRUPT} and counted in {@code strata.storage.corruptions}.
  *
+ * <p>From local-store the engine takes its directory ({@link StoreDir}: {@code target.lock},
+ * the {@code target.properties} identity), its LMDB environment ({@link IndexEnv}, never wiped:
+ * it is the durable truth), its CRC helpers and its checked reads; the copy-on-write versions,
+ * the file pool and the group commit are its own.
+ *
  * <p>Threading: the engine does not serialise updates of one chunk; its caller (the CRAQ layer)
  * does, per chunk. Blocking work runs on the executor given at open.
  */
@@ -76,16 +79,15 @@ public final class ChunkEngine implements AutoCloseable {
     /** Fires before a version's data is read. */
     public static final FaultPoint READ = FaultPoint.of("chunk.read");
 
-    private static final long[] BLOCK_SHIFT = Crc32c.shiftOperator(BLOCK);
+    private static final BlockCrcs CRCS = new BlockCrcs(BLOCK);
 
     private final TargetId target;
     private final Path dir;
     private final NodeContext ctx;
     private final EngineOptions options;
     private final Executor io;
-    private final FileChannel lockFile;
-    private final FileLock lock;
-    private final Env<ByteBuffer> env;
+    private final StoreDir store;
+    private final IndexEnv env;
     private final Dbi<ByteBuffer> dbi;
     private final FilePool files;
     private final GroupCommitter committer;
@@ -114,26 +116,13 @@ public final class ChunkEngine implements AutoCloseable {
         this.options = options;
         this.io = io;
         this.scope = FaultScope.detail(target.toString());
-        Files.createDirectories(dir);
-        checkIdentity();
-        this.lockFile = FileChannel.open(dir.resolve("target.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        FileLock l;
+        this.store = StoreDir.open(dir, "target.lock", target + ": " + dir + " is in use by another process",
+                new StoreDir.Identity("target.properties", "target", String.valueOf(target.value()), "Strata target directory"));
+        IndexEnv meta = null;
         try {
-            l = lockFile.tryLock();
-        } catch (OverlappingFileLockException e) {
-            l = null;
-        }
-        if (l == null) {
-            lockFile.close();
-            throw new StrataException(Status.INVALID_ARGUMENT, target + ": " + dir + " is in use by another process");
-        }
-        this.lock = l;
-        try {
-            Path meta = dir.resolve("meta");
-            Files.createDirectories(meta);
-            this.env = Env.create().setMapSize(options.metaMapSize().bytes()).setMaxDbs(2).setMaxReaders(512)
-                    .open(meta.toFile(), EnvFlags.MDB_NOMETASYNC, EnvFlags.MDB_NOTLS);
-            this.dbi = env.openDbi("chunks", DbiFlags.MDB_CREATE);
+            meta = IndexEnv.open(dir.resolve("meta"), options.metaMapSize().bytes(), IndexEnv.Sync.NO_META_SYNC, 2, 512);
+            this.env = meta;
+            this.dbi = env.db("chunks");
             Set<Long> referenced = new HashSet<>();
             int chunks = 0;
             for (ChunkMeta m : scan()) {
@@ -157,8 +146,10 @@ public final class ChunkEngine implements AutoCloseable {
             this.committer = new GroupCommitter(target, ctx, env, dbi, files, options.maxBatch());
             LOG.info("{}: {} open at {} ({} chunks)", ctx.name(), target, dir, chunks);
         } catch (RuntimeException | IOException e) {
-            lock.release();
-            lockFile.close();
+            if (meta != null) {
+                meta.close();
+            }
+            store.close();
             throw e;
         }
     }
@@ -169,34 +160,6 @@ public final class ChunkEngine implements AutoCloseable {
             return new ChunkEngine(target, dir, ctx, options, io);
         } catch (IOException e) {
             throw new StrataException(Status.IO_ERROR, target + ": cannot open " + dir + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Refuses a directory that belongs to another target. */
-    private void checkIdentity() throws IOException {
-        Path id = dir.resolve("target.properties");
-        Properties p = new Properties();
-        if (Files.exists(id)) {
-            try (var r = Files.newBufferedReader(id)) {
-                p.load(r);
-            }
-            String have = p.getProperty("target");
-            if (!String.valueOf(target.value()).equals(have)) {
-                throw new StrataException(Status.INVALID_ARGUMENT, dir + " holds target " + have + ", not " + target.value());
-            }
-            return;
-        }
-        p.setProperty("target", String.valueOf(target.value()));
-        Path tmp = dir.resolve("target.properties.tmp");
-        try (var w = Files.newBufferedWriter(tmp)) {
-            p.store(w, "Strata target directory");
-        }
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-            ch.force(true);
-        }
-        Files.move(tmp, id, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
         }
     }
 
@@ -560,9 +523,9 @@ public final class ChunkEngine implements AutoCloseable {
             if (dataEnd > dataStart) {
                 int n = data.readableBytes();
                 int half = n / 2;
-                writeAt(out, data, data.readerIndex(), half, dataStart);
+                ChannelIo.writeFully(out, data, data.readerIndex(), half, dataStart);
                 ctx.faults().fire(DATA_WRITE, scope);
-                writeAt(out, data, data.readerIndex() + half, n - half, dataStart + half);
+                ChannelIo.writeFully(out, data, data.readerIndex() + half, n - half, dataStart + half);
             }
             if (out.size() < newLen) {
                 // a truncate that grows the chunk: the new range reads as zeros
@@ -600,7 +563,7 @@ public final class ChunkEngine implements AutoCloseable {
                         scratch = PooledByteBufAllocator.DEFAULT.directBuffer(BLOCK);
                     }
                     scratch.clear();
-                    readFully(out, scratch, bs, (int) (be - bs));
+                    ChannelIo.readFully(out, scratch, bs, (int) (be - bs));
                     crcs[i] = Crc32c.of(scratch);
                 }
             }
@@ -614,15 +577,7 @@ public final class ChunkEngine implements AutoCloseable {
 
     /** The whole-content CRC from the block CRCs. */
     static int combine(int[] crcs, long length) {
-        if (crcs.length == 0) {
-            return 0;
-        }
-        int crc = crcs[0];
-        for (int i = 1; i < crcs.length; i++) {
-            long len = Math.min(BLOCK, length - (long) i * BLOCK);
-            crc = len == BLOCK ? Crc32c.combine(crc, crcs[i], BLOCK_SHIFT) : Crc32c.combine(crc, crcs[i], len);
-        }
-        return crc;
+        return CRCS.combine(crcs, length);
     }
 
     private void copy(FileChannel in, FileChannel out, long pos, long count) throws IOException {
@@ -639,29 +594,6 @@ public final class ChunkEngine implements AutoCloseable {
             done += n;
         }
         copiedBytes.increment(count);
-    }
-
-    private static void writeAt(FileChannel out, ByteBuf data, int index, int length, long pos) throws IOException {
-        if (length == 0) {
-            return;
-        }
-        long p = pos;
-        for (ByteBuffer bb : data.nioBuffers(index, length)) {
-            while (bb.hasRemaining()) {
-                p += out.write(bb, p);
-            }
-        }
-    }
-
-    private static void readFully(FileChannel in, ByteBuf into, long pos, int length) throws IOException {
-        int done = 0;
-        while (done < length) {
-            int n = into.writeBytes(in, pos + done, length - done);
-            if (n < 0) {
-                throw new java.io.EOFException("data file ends at " + (pos + done));
-            }
-            done += n;
-        }
     }
 
     // ---- reads ----
@@ -709,23 +641,18 @@ public final class ChunkEngine implements AutoCloseable {
         long be = options.verifyReads() ? Math.min(((offset + n + BLOCK - 1) / BLOCK) * BLOCK, v.length()) : offset + n;
         ByteBuf buf = alloc.directBuffer((int) (be - bs));
         try {
+            int bad;
             try {
-                readFully(ch, buf, bs, (int) (be - bs));
+                bad = CheckedReads.read(ch, buf, bs, (int) (be - bs), options.verifyReads() ? CRCS : null, v::blockCrc);
             } catch (java.io.EOFException e) {
                 corruptions.increment();
                 throw new StrataException(Status.CHUNK_CORRUPT, target + ": data file of chunk " + id + " " + v + " is short: " + e.getMessage());
             }
-            if (options.verifyReads()) {
-                for (long p = bs; p < be; p += BLOCK) {
-                    int len = (int) Math.min(BLOCK, be - p);
-                    int i = (int) (p / BLOCK);
-                    if (Crc32c.of(buf, (int) (p - bs), len) != v.blockCrc(i)) {
-                        corruptions.increment();
-                        LOG.error("{}: chunk {} {} block {} fails its CRC32C check", ctx.name(), id, v, i);
-                        throw new StrataException(Status.CHUNK_CORRUPT, target + ": chunk " + id + " block " + i + " of " + v
-                                + " fails its checksum");
-                    }
-                }
+            if (bad >= 0) {
+                corruptions.increment();
+                LOG.error("{}: chunk {} {} block {} fails its CRC32C check", ctx.name(), id, v, bad);
+                throw new StrataException(Status.CHUNK_CORRUPT, target + ": chunk " + id + " block " + bad + " of " + v
+                        + " fails its checksum");
             }
             buf.setIndex((int) (offset - bs), (int) (offset - bs) + n);
             return buf;
@@ -783,11 +710,6 @@ public final class ChunkEngine implements AutoCloseable {
         closed = true;
         committer.close();
         env.close();
-        try {
-            lock.release();
-            lockFile.close();
-        } catch (IOException e) {
-            LOG.debug("{}: releasing the target lock: {}", target, e.toString());
-        }
+        store.close();
     }
 }

@@ -1,8 +1,9 @@
 package io.strata.storage.engine;
 
+import io.strata.store.ChannelIo;
+import io.strata.store.OrphanSweep;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,21 +47,16 @@ final class FilePool {
         this.low = low;
         this.high = high;
         Files.createDirectories(dir);
+        // files of other names are not ours: left alone
+        OrphanSweep.Scan<Long> scan = OrphanSweep.scan(dir, FilePool::parseId, referenced::contains);
         long max = 0;
+        for (OrphanSweep.Named<Long> f : scan.indexed()) {
+            max = Math.max(max, f.key());
+        }
         List<Long> orphans = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-            for (Path p : ds) {
-                long id;
-                try {
-                    id = Long.parseUnsignedLong(p.getFileName().toString(), 16);
-                } catch (NumberFormatException e) {
-                    continue; // not ours
-                }
-                max = Math.max(max, id);
-                if (!referenced.contains(id)) {
-                    orphans.add(id);
-                }
-            }
+        for (OrphanSweep.Named<Long> f : scan.orphans()) {
+            max = Math.max(max, f.key());
+            orphans.add(f.key());
         }
         for (long id : orphans) {
             if (free.size() < high) {
@@ -77,6 +73,15 @@ final class FilePool {
         }
         nextId = new AtomicLong(max + 1);
         syncDir();
+    }
+
+    /** The id a data file's name stands for (hex), or null for a name that is not a data file's. */
+    private static Long parseId(String name) {
+        try {
+            return Long.parseUnsignedLong(name, 16);
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     Path path(long id) {
@@ -168,8 +173,6 @@ final class FilePool {
     }
 
     private void syncDir() throws IOException {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        }
+        ChannelIo.syncDirectory(dir);
     }
 }

@@ -9,6 +9,7 @@ import io.strata.core.StrataException;
 import io.strata.core.TargetId;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.fault.FaultScope;
+import io.strata.store.IndexEnv;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,7 +59,7 @@ final class GroupCommitter implements AutoCloseable {
 
     private final TargetId target;
     private final NodeContext ctx;
-    private final Env<ByteBuffer> env;
+    private final IndexEnv env;
     private final Dbi<ByteBuffer> dbi;
     private final FilePool files;
     private final int maxBatch;
@@ -72,7 +73,7 @@ final class GroupCommitter implements AutoCloseable {
     private ByteBuffer value = ByteBuffer.allocateDirect(16 * 1024);
     private volatile boolean closed;
 
-    GroupCommitter(TargetId target, NodeContext ctx, Env<ByteBuffer> env, Dbi<ByteBuffer> dbi, FilePool files, int maxBatch) {
+    GroupCommitter(TargetId target, NodeContext ctx, IndexEnv env, Dbi<ByteBuffer> dbi, FilePool files, int maxBatch) {
         this.target = target;
         this.ctx = ctx;
         this.env = env;
@@ -167,7 +168,7 @@ final class GroupCommitter implements AutoCloseable {
             }
             written = true;
             if (durable) {
-                env.sync(true);
+                env.flush();
             }
         } catch (RuntimeException e) {
             StrataException se = mapError(e, written);
@@ -206,7 +207,7 @@ final class GroupCommitter implements AutoCloseable {
 
     private void flushAndFree() {
         try {
-            env.sync(true);
+            env.flush();
             freeSynced();
         } catch (RuntimeException e) {
             LOG.warn("{}: metadata flush failed: {}", target, e.toString());

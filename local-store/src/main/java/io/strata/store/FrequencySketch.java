@@ -1,11 +1,11 @@
-package io.strata.l1;
+package io.strata.store;
 
 /**
- * TinyLFU's frequency sketch for the NVMe tier's admission: a count-min sketch of 4-bit counters
- * (four rows), halved every {@code 10 x width} increments so that old popularity fades. A block
- * from a one-time scan is seen once; a hot block many times: when the NVMe tier is full, a
- * candidate is admitted only if the sketch says it is more popular than the block it would
- * evict. Thread-safe (a lock; the sketch is touched once per block access).
+ * TinyLFU's frequency sketch for {@link CachePolicy}'s admission: a count-min sketch of 4-bit
+ * counters (four rows), halved every {@code 10 x width} increments so that old popularity fades.
+ * A block from a one-time scan is seen once; a hot block many times: when the store is full, a
+ * candidate is admitted only if the sketch says it is more popular than the entry it would
+ * evict. Thread-safe (a lock; the sketch is touched once per access).
  */
 final class FrequencySketch {
     private static final long[] SEEDS = {0xc3a5c85c97cb3127L, 0xb492b66fbe98f273L, 0x9ae16a3b2f90404fL, 0xcbf29ce484222325L};
