@@ -10,7 +10,6 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultPoint;
-import io.strata.testing.TestNodes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,7 +39,7 @@ class AtomicFilesTest {
 
     @BeforeEach
     void open() {
-        ctx = TestNodes.context("atomic", 1);
+        ctx = NodeContext.seeded("atomic", 1);
         files = new AtomicFiles(ctx.faults(), new AtomicFiles.Faults(WRITE, SYNC, RENAME));
     }
 
