@@ -408,8 +408,8 @@ public final class MetaStore implements Meta, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, int agent, long seq, RequestId req) {
-        return write("drain-report", req, null, (t, id, ms) -> StagingOps.drained(t, inode, agent, seq, ms),
+    public CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, long epoch, long version, boolean durable, RequestId req) {
+        return write("drain-report", req, null, (t, id, ms) -> StagingOps.drained(t, inode, epoch, version, durable, ms),
                 MetaStore::stagingBytes, MetaStore::stagingFrom);
     }
 

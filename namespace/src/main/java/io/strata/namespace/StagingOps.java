@@ -21,8 +21,8 @@ final class StagingOps {
     static Staging open(NsTx t, InodeId inode, int placementVersion, int replicas, List<Staging.Candidate> proposed, long nowMillis) {
         InodeAttrs a = requireFile(t, inode);
         Staging s = t.staging(a.id());
-        if (s != null && (s.undrained() || s.state() == Staging.State.LOST)) {
-            return s; // writes go on in the current epoch, on its candidates
+        if (s != null && (s.undrained() || s.state() == Staging.State.LOST || t.hasSessions(a.id()))) {
+            return s; // writes go on in the current epoch, on its candidates (an open session may have unpublished writes)
         }
         if (proposed.isEmpty()) {
             throw new StrataException(Status.NOT_SERVING, "no L2 agent serves: " + inode + " cannot be staged");
@@ -45,9 +45,13 @@ final class StagingOps {
         return next;
     }
 
-    static Staging drained(NsTx t, InodeId inode, int agent, long seq, long nowMillis) {
+    static Staging drained(NsTx t, InodeId inode, long epoch, long version, boolean durable, long nowMillis) {
         Staging s = require(t, inode);
-        Staging next = s.drainedBy(agent, seq, nowMillis);
+        if (epoch != s.epoch() || version > s.publishVersion()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "drain report for " + inode + " epoch " + epoch + " publish " + version
+                    + " does not match its record (epoch " + s.epoch() + ", publish " + s.publishVersion() + ")");
+        }
+        Staging next = s.drained(version, durable, nowMillis);
         if (!next.equals(s)) {
             t.putStaging(next);
         }

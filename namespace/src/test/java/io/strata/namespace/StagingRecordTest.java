@@ -21,15 +21,15 @@ class StagingRecordTest extends MetaFixture {
         Staging s = join(meta.stageOpenAsync(Caller.ROOT, f.id(), 1, 2, AB, req()));
         assertThat(s.epoch()).isEqualTo(1);
         assertThat(s.candidates()).isEqualTo(AB);
-        s = join(meta.stagePublishAsync(Caller.ROOT, f.id(), 1, new Staging.Delta(Map.of(21, 5L, 22, 5L), Map.of(),
-                List.of(new Staging.Range(0, 9))), req()));
+        s = join(meta.stagePublishAsync(Caller.ROOT, f.id(), 1, new Staging.Delta(Map.of(), List.of(new Staging.Range(0, 9))), req()));
         assertThat(s.state()).isEqualTo(Staging.State.STAGED);
         assertThat(join(meta.stageOpenAsync(Caller.ROOT, f.id(), 1, 2, BC, req())).candidates())
                 .as("a second writer while undrained joins the epoch").isEqualTo(AB);
-        join(meta.drainReportAsync(Caller.ROOT, f.id(), 21, 5, req()));
+        join(meta.drainReportAsync(Caller.ROOT, f.id(), 1, 1, false, req()));
         assertThat(join(meta.stagingAsync(Caller.ROOT, f.id())).orElseThrow().state()).isEqualTo(Staging.State.DRAINING);
         assertThat(join(meta.listStagingAsync(Caller.ROOT, true, 0, 10))).extracting(Staging::inode).containsExactly(f.id());
-        Staging done = join(meta.drainReportAsync(Caller.ROOT, f.id(), 22, 5, req()));
+        assertFailsClean(Status.INVALID_ARGUMENT, () -> join(meta.drainReportAsync(Caller.ROOT, f.id(), 1, 2, true, req())));
+        Staging done = join(meta.drainReportAsync(Caller.ROOT, f.id(), 1, 1, true, req()));
         assertThat(done.state()).isEqualTo(Staging.State.DURABLE);
         assertThat(done.durableMillis()).isPositive();
         assertThat(join(meta.listStagingAsync(Caller.ROOT, true, 0, 10))).as("nothing pending").isEmpty();
@@ -38,7 +38,7 @@ class StagingRecordTest extends MetaFixture {
         assertThat(next.epoch()).as("a durable file starts a new epoch").isEqualTo(2);
         assertThat(next.candidates()).isEqualTo(BC);
         assertFailsClean(Status.INVALID_ARGUMENT, () -> join(meta.stagePublishAsync(Caller.ROOT, f.id(), 1,
-                new Staging.Delta(Map.of(22, 1L), Map.of(), List.of()), req())));
+                new Staging.Delta(Map.of(), List.of()), req())));
     }
 
     @Test

@@ -117,7 +117,7 @@ public final class MetaService {
                 })
                 .handle(MetaMessages.DRAIN_REPORT, r -> {
                     var m = r.message();
-                    return staging(meta.drainReportAsync(m.caller(), m.inode(), m.agent(), m.seq(), m.req()));
+                    return staging(meta.drainReportAsync(m.caller(), m.inode(), m.epoch(), m.version(), m.durable(), m.req()));
                 })
                 .handle(MetaMessages.STAGE_LOST, r -> {
                     var m = r.message();

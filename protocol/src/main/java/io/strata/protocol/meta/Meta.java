@@ -104,8 +104,8 @@ public interface Meta {
     /** Merges a writer's publish into epoch {@code epoch} of the record (STALE_... when the epoch is over: NOT_FOUND). */
     CompletableFuture<Staging> stagePublishAsync(Caller c, InodeId inode, long epoch, Staging.Delta delta, RequestId req);
 
-    /** An agent's drain report: everything agent {@code agent} holds of the file up to {@code seq} is durable in L3. */
-    CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, int agent, long seq, RequestId req);
+    /** An agent's drain report about publish {@code version} of epoch {@code epoch}: begun, or (with {@code durable}) done. */
+    CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, long epoch, long version, boolean durable, RequestId req);
 
     /** Marks the file lost (every copy of an undrained chunk is gone). */
     CompletableFuture<Staging> stageLostAsync(Caller c, InodeId inode, String why, RequestId req);

@@ -242,8 +242,8 @@ public final class MetaClient implements Meta {
     }
 
     @Override
-    public CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, int agent, long seq, RequestId req) {
-        return staging(new MetaMessage.DrainReport(c, inode, agent, seq, id(req)));
+    public CompletableFuture<Staging> drainReportAsync(Caller c, InodeId inode, long epoch, long version, boolean durable, RequestId req) {
+        return staging(new MetaMessage.DrainReport(c, inode, epoch, version, durable, id(req)));
     }
 
     @Override

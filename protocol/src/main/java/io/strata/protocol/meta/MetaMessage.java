@@ -110,8 +110,8 @@ public sealed interface MetaMessage extends Message {
     record StagePublish(Caller caller, InodeId inode, long epoch, Staging.Delta delta, RequestId req) implements MetaMessage {
     }
 
-    /** L2 agent: everything it holds of the file up to update {@code seq} is durable in L3. */
-    record DrainReport(Caller caller, InodeId inode, int agent, long seq, RequestId req) implements MetaMessage {
+    /** L2 agent: the drain of publish {@code version} of epoch {@code epoch} has begun, or (with {@code durable}) is done. */
+    record DrainReport(Caller caller, InodeId inode, long epoch, long version, boolean durable, RequestId req) implements MetaMessage {
     }
 
     /** Whoever finds every copy of an undrained chunk gone: the file is lost, {@code why}. */

@@ -404,11 +404,12 @@ public final class MetaMessages {
             (m, out) -> {
                 caller(out, m.caller());
                 inode(out, m.inode());
-                out.writeInt(m.agent()).writeLong(m.seq());
+                out.writeLong(m.epoch()).writeLong(m.version());
+                Wire.writeBool(out, m.durable());
                 req(out, m.req());
             },
-            in -> new DrainReport(caller(in), inode(in, "inode"), Wire.readInt(in, "agent", 1, Integer.MAX_VALUE), Wire.readLong(in, "seq"),
-                    req(in)));
+            in -> new DrainReport(caller(in), inode(in, "inode"), Wire.readLong(in, "epoch"), Wire.readLong(in, "version"),
+                    Wire.readBool(in, "durable"), req(in)));
     public static final MessageType<StageLost> STAGE_LOST = MessageType.of(327, StageLost.class,
             (m, out) -> {
                 caller(out, m.caller());

@@ -13,21 +13,24 @@ import java.util.TreeMap;
  * staging record, kept by the meta service next to the inode (docs/internals/l2.md).
  *
  * <p>A staging <b>epoch</b> begins when a file under {@code tiers.l2 = stage} is opened for
- * writing while it has no undrained data; it fixes the <b>candidates</b> (the L2 agents and their
- * failure domains) from which every chunk's holders are chosen by the placement function
- * {@code placementVersion} with {@code replicas} copies. A chunk whose holders differ from that
- * choice (an agent was down or full when it was written) is listed in {@code overrides}: its
- * holders, or none when it was written through to L3. {@code written} lists the chunks written
- * in the epoch (as ranges), so a reader knows which chunks must be found in L2.
+ * writing while it has nothing undrained and no open session; it fixes the <b>candidates</b>
+ * (the L2 agents and their failure domains) from which every chunk's holders are chosen by the
+ * placement function {@code placementVersion} with {@code replicas} copies. A chunk whose holders
+ * differ from that choice (an agent was down or full when it was written) is listed in
+ * {@code overrides}: its holders, or none when it was written through to L3. {@code written}
+ * lists the chunks written in the epoch (as ranges), so a reader knows which chunks must be
+ * found in L2 and the drain knows which must be durable.
  *
- * <p>Durability: writers publish, per agent, the highest update sequence the agent acknowledged
- * ({@code published}); agents report, per file, the sequence up to which everything they hold is
- * durable in L3 ({@code drained}). The file is durable in L3 when every published sequence is
- * drained.
+ * <p>Durability: every writer's publish (at fsync or close) bumps {@code publishVersion}. An
+ * agent that drained reports, for the publish version it saw, either that draining has begun or
+ * that every written chunk is durable in L3 (it checked each chunk's holders). The file is
+ * durable when {@code durableVersion == publishVersion}: staged, then draining, then durable, with
+ * the time of each.
  */
 public record Staging(InodeId inode, long epoch, int placementVersion, int replicas, List<Candidate> candidates,
-                      Map<Integer, Long> published, Map<Integer, Long> drained, Map<Integer, List<Integer>> overrides,
-                      List<Range> written, String lost, long startedMillis, long publishedMillis, long durableMillis) {
+                      Map<Integer, List<Integer>> overrides, List<Range> written, long publishVersion, long drainingVersion,
+                      long durableVersion, String lost, long startedMillis, long publishedMillis, long drainingMillis,
+                      long durableMillis) {
     /** Most candidates, overrides and written ranges one record holds. */
     public static final int MAX_ITEMS = 65_536;
 
@@ -49,30 +52,25 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
         }
     }
 
-    /**
-     * What one writer publishes (at fsync or close): per agent, the highest update sequence it
-     * acknowledged; the chunks it placed off their choice; the chunks it wrote.
-     */
-    public record Delta(Map<Integer, Long> seqs, Map<Integer, List<Integer>> overrides, List<Range> written) {
+    /** What one writer publishes (at fsync or close): the chunks it placed off their choice, the chunks it wrote. */
+    public record Delta(Map<Integer, List<Integer>> overrides, List<Range> written) {
         public Delta {
-            seqs = Map.copyOf(seqs);
             overrides = Map.copyOf(overrides);
             written = coalesce(written);
         }
 
         public boolean isEmpty() {
-            return seqs.isEmpty() && overrides.isEmpty() && written.isEmpty();
+            return overrides.isEmpty() && written.isEmpty();
         }
 
         public void encode(ByteBuf out) {
-            Staging.seqs(out, seqs);
             Staging.overrides(out, overrides);
             Staging.ranges(out, written);
         }
 
         public static Delta decode(ByteBuf in) {
             try {
-                return new Delta(Staging.seqs(in, "published"), Staging.overrides(in), Staging.ranges(in));
+                return new Delta(Staging.overrides(in), Staging.ranges(in));
             } catch (IllegalArgumentException e) {
                 throw new Wire.Malformed("staging publish: " + e.getMessage());
             }
@@ -81,11 +79,11 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
 
     /** Where the file's staging stands. */
     public enum State {
-        /** Written to L2, nothing of the latest publish drained yet. */
+        /** Written to L2; the drain of the latest publish has not begun. */
         STAGED,
-        /** The drain has begun. */
+        /** The drain of the latest publish has begun. */
         DRAINING,
-        /** Every published byte is durable in L3. */
+        /** Every published chunk is durable in L3 (also: nothing was published). */
         DURABLE,
         /** Every copy of some undrained chunk is gone: the file cannot be read whole. */
         LOST
@@ -93,8 +91,6 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
 
     public Staging {
         candidates = List.copyOf(candidates);
-        published = Map.copyOf(published);
-        drained = Map.copyOf(drained);
         Map<Integer, List<Integer>> o = new TreeMap<>();
         overrides.forEach((k, v) -> o.put(k, List.copyOf(v)));
         overrides = java.util.Collections.unmodifiableMap(o);
@@ -105,29 +101,22 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
     /** A new epoch over {@code candidates}. */
     public static Staging begin(InodeId inode, long epoch, int placementVersion, int replicas, List<Candidate> candidates,
                                 long nowMillis) {
-        return new Staging(inode, epoch, placementVersion, replicas, candidates, Map.of(), Map.of(), Map.of(), List.of(), "",
-                nowMillis, 0, 0);
+        return new Staging(inode, epoch, placementVersion, replicas, candidates, Map.of(), List.of(), 0, 0, 0, "", nowMillis, 0, 0, 0);
     }
 
     public State state() {
         if (!lost.isEmpty()) {
             return State.LOST;
         }
-        if (undrained()) {
-            boolean any = published.keySet().stream().anyMatch(a -> drained.getOrDefault(a, 0L) > 0);
-            return any ? State.DRAINING : State.STAGED;
+        if (durableVersion >= publishVersion) {
+            return State.DURABLE;
         }
-        return State.DURABLE;
+        return drainingVersion >= publishVersion ? State.DRAINING : State.STAGED;
     }
 
-    /** Whether some agent holds published updates it has not drained. */
+    /** Whether something published is not yet durable in L3. */
     public boolean undrained() {
-        for (Map.Entry<Integer, Long> e : published.entrySet()) {
-            if (drained.getOrDefault(e.getKey(), 0L) < e.getValue()) {
-                return true;
-            }
-        }
-        return false;
+        return durableVersion < publishVersion;
     }
 
     /** Whether chunk {@code index} was written in this epoch. */
@@ -140,39 +129,41 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
         return false;
     }
 
-    /** This record with a writer's publish merged in: higher sequences, new overrides, more written ranges. */
+    /** This record with a writer's publish merged in: new overrides, more written chunks, the next publish version. */
     public Staging publish(Delta d, long nowMillis) {
-        Map<Integer, Long> p = new TreeMap<>(published);
-        d.seqs().forEach((a, s) -> p.merge(a, s, Math::max));
         Map<Integer, List<Integer>> o = new TreeMap<>(overrides);
         o.putAll(d.overrides());
         List<Range> w = new ArrayList<>(written);
         w.addAll(d.written());
-        Staging next = new Staging(inode, epoch, placementVersion, replicas, candidates, p, drained, o, coalesce(w), lost,
-                startedMillis, nowMillis, durableMillis);
-        return next.withDurableTime(this, nowMillis);
+        return new Staging(inode, epoch, placementVersion, replicas, candidates, o, coalesce(w), publishVersion + 1, drainingVersion,
+                durableVersion, lost, startedMillis, nowMillis, drainingMillis, durableMillis);
     }
 
-    /** This record with agent {@code agent}'s drain report: everything it holds of the file up to {@code seq} is in L3. */
-    public Staging drainedBy(int agent, long seq, long nowMillis) {
-        Map<Integer, Long> d = new TreeMap<>(drained);
-        d.merge(agent, seq, Math::max);
-        Staging next = new Staging(inode, epoch, placementVersion, replicas, candidates, published, d, overrides, written, lost,
-                startedMillis, publishedMillis, durableMillis);
-        return next.withDurableTime(this, nowMillis);
+    /**
+     * This record with a drain report about publish {@code version}: the drain has begun, or (with
+     * {@code durable}) every chunk written up to that publish is durable in L3. A report about a
+     * publish this record has not seen is refused by the caller; a stale one changes nothing.
+     */
+    public Staging drained(long version, boolean durable, long nowMillis) {
+        long dv = drainingVersion;
+        long dm = drainingMillis;
+        if (version > dv) {
+            dv = version;
+            dm = nowMillis;
+        }
+        long uv = durableVersion;
+        long um = durableMillis;
+        if (durable && version > uv) {
+            uv = version;
+            um = nowMillis;
+        }
+        return new Staging(inode, epoch, placementVersion, replicas, candidates, overrides, written, publishVersion, dv, uv, lost,
+                startedMillis, publishedMillis, dm, um);
     }
 
     public Staging markLost(String why) {
-        return new Staging(inode, epoch, placementVersion, replicas, candidates, published, drained, overrides, written, why,
-                startedMillis, publishedMillis, durableMillis);
-    }
-
-    /** {@code durableMillis}: when the file last became durable (kept while it stays so), 0 while it is not. */
-    private Staging withDurableTime(Staging before, long nowMillis) {
-        boolean durable = publishedMillis > 0 && !undrained();
-        long t = !durable ? 0 : before.durableMillis > 0 ? before.durableMillis : nowMillis;
-        return t == durableMillis ? this : new Staging(inode, epoch, placementVersion, replicas, candidates, published, drained,
-                overrides, written, lost, startedMillis, publishedMillis, t);
+        return new Staging(inode, epoch, placementVersion, replicas, candidates, overrides, written, publishVersion, drainingVersion,
+                durableVersion, why, startedMillis, publishedMillis, drainingMillis, durableMillis);
     }
 
     /** Sorted, merged ranges. */
@@ -200,12 +191,11 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
             out.writeInt(c.node());
             Wire.writeString(out, c.domain());
         }
-        seqs(out, published);
-        seqs(out, drained);
         overrides(out, overrides);
         ranges(out, written);
+        out.writeLong(publishVersion).writeLong(drainingVersion).writeLong(durableVersion);
         Wire.writeString(out, lost);
-        out.writeLong(startedMillis).writeLong(publishedMillis).writeLong(durableMillis);
+        out.writeLong(startedMillis).writeLong(publishedMillis).writeLong(drainingMillis).writeLong(durableMillis);
     }
 
     public static Staging decode(ByteBuf in) {
@@ -219,13 +209,14 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
             for (int i = 0; i < n; i++) {
                 cs.add(new Candidate(Wire.readInt(in, "candidate"), Wire.readString(in, 256, "domain")));
             }
-            Map<Integer, Long> published = seqs(in, "published");
-            Map<Integer, Long> drained = seqs(in, "drained");
             Map<Integer, List<Integer>> o = overrides(in);
             List<Range> written = ranges(in);
+            long published = Wire.readLong(in, "publish version");
+            long draining = Wire.readLong(in, "draining version");
+            long durable = Wire.readLong(in, "durable version");
             String lost = Wire.readString(in, 1024, "lost");
-            return new Staging(InodeId.of(inode), epoch, pv, replicas, cs, published, drained, o, written, lost,
-                    Wire.readLong(in, "started"), Wire.readLong(in, "published"), Wire.readLong(in, "durable"));
+            return new Staging(InodeId.of(inode), epoch, pv, replicas, cs, o, written, published, draining, durable, lost,
+                    Wire.readLong(in, "started"), Wire.readLong(in, "published"), Wire.readLong(in, "draining"), Wire.readLong(in, "durable"));
         } catch (IllegalArgumentException e) {
             throw new Wire.Malformed("staging record: " + e.getMessage());
         }
@@ -267,19 +258,5 @@ public record Staging(InodeId inode, long epoch, int placementVersion, int repli
             written.add(new Range(Wire.readInt(in, "range first"), Wire.readInt(in, "range last")));
         }
         return written;
-    }
-
-    private static void seqs(ByteBuf out, Map<Integer, Long> m) {
-        out.writeInt(m.size());
-        new TreeMap<>(m).forEach((a, s) -> out.writeInt(a).writeLong(s));
-    }
-
-    private static Map<Integer, Long> seqs(ByteBuf in, String what) {
-        int n = Wire.readCount(in, what, MAX_ITEMS, 12);
-        Map<Integer, Long> m = new TreeMap<>();
-        for (int i = 0; i < n; i++) {
-            m.put(Wire.readInt(in, what + " agent", 1, Integer.MAX_VALUE), Wire.readLong(in, what + " seq"));
-        }
-        return m;
     }
 }

@@ -38,8 +38,8 @@ class MetaMessagesTest {
 
     static Staging staging() {
         return Staging.begin(I, 2, 1, 2, List.of(new Staging.Candidate(21, "gpu-1"), new Staging.Candidate(22, "gpu-2")), 1000)
-                .publish(new Staging.Delta(Map.of(21, 7L), Map.of(1, List.of(22)), List.of(new Staging.Range(0, 3))), 2000)
-                .drainedBy(21, 5, 3000);
+                .publish(new Staging.Delta(Map.of(1, List.of(22)), List.of(new Staging.Range(0, 3))), 2000)
+                .drained(1, false, 3000);
     }
 
     static List<Message> samples() {
@@ -83,9 +83,9 @@ class MetaMessagesTest {
                 new MetaMessage.PolicyReply("/a", Map.of("replicas", "2"), src),
                 new MetaMessage.StageOpen(C, I, 1, 2, List.of(new Staging.Candidate(21, "gpu-1"), new Staging.Candidate(22, "gpu-2")), R),
                 new MetaMessage.GetStaging(C, I),
-                new MetaMessage.StagePublish(C, I, 3, new Staging.Delta(Map.of(21, 7L, 22, 9L), Map.of(5, List.of(22, 23), 6, List.of()),
+                new MetaMessage.StagePublish(C, I, 3, new Staging.Delta(Map.of(5, List.of(22, 23), 6, List.of()),
                         List.of(new Staging.Range(0, 4), new Staging.Range(6, 9))), R),
-                new MetaMessage.DrainReport(Caller.ROOT, I, 21, 7, R),
+                new MetaMessage.DrainReport(Caller.ROOT, I, 3, 7, true, R),
                 new MetaMessage.StageLost(Caller.ROOT, I, "chunk 3: agents 21 and 22 lost their copies", R),
                 new MetaMessage.ListStaging(Caller.ROOT, true, 0, 100),
                 new MetaMessage.StagingReply(staging()),

@@ -14,22 +14,23 @@ class StagingTest {
     static final List<Staging.Candidate> TWO = List.of(new Staging.Candidate(21, "a"), new Staging.Candidate(22, "b"));
 
     @Test
-    void durableOnceEveryPublishedSequenceIsDrained() {
+    void durableOnceTheLatestPublishIsReportedDrained() {
         Staging s = Staging.begin(InodeId.of(9), 1, 1, 2, TWO, 100);
         assertThat(s.state()).as("nothing published yet").isEqualTo(Staging.State.DURABLE);
-        assertThat(s.durableMillis()).isZero();
-        s = s.publish(new Staging.Delta(Map.of(21, 10L, 22, 4L), Map.of(), List.of(new Staging.Range(0, 2))), 200);
+        s = s.publish(new Staging.Delta(Map.of(), List.of(new Staging.Range(0, 2))), 200);
         assertThat(s.state()).isEqualTo(Staging.State.STAGED);
         assertThat(s.undrained()).isTrue();
-        s = s.drainedBy(21, 10, 300);
+        s = s.drained(1, false, 300);
         assertThat(s.state()).isEqualTo(Staging.State.DRAINING);
-        s = s.publish(new Staging.Delta(Map.of(21, 12L), Map.of(), List.of(new Staging.Range(3, 3))), 400);
-        s = s.drainedBy(22, 4, 500);
-        assertThat(s.state()).as("agent 21 acknowledged 12 but drained 10").isEqualTo(Staging.State.DRAINING);
-        s = s.drainedBy(21, 12, 600);
+        assertThat(s.drainingMillis()).isEqualTo(300);
+        s = s.publish(new Staging.Delta(Map.of(), List.of(new Staging.Range(3, 3))), 400);
+        assertThat(s.state()).as("a new publish: its drain has not begun").isEqualTo(Staging.State.STAGED);
+        s = s.drained(1, true, 500);
+        assertThat(s.state()).as("the first publish is durable, not the second").isEqualTo(Staging.State.STAGED);
+        s = s.drained(2, true, 600);
         assertThat(s.state()).isEqualTo(Staging.State.DURABLE);
         assertThat(s.durableMillis()).isEqualTo(600);
-        assertThat(s.drainedBy(21, 12, 700).durableMillis()).as("a repeated report keeps the time").isEqualTo(600);
+        assertThat(s.drained(2, true, 700).durableMillis()).as("a repeated report keeps the time").isEqualTo(600);
         assertThat(s.written()).as("ranges coalesce").containsExactly(new Staging.Range(0, 3));
         assertThat(s.wasWritten(3)).isTrue();
         assertThat(s.wasWritten(4)).isFalse();
@@ -39,8 +40,8 @@ class StagingTest {
     @Test
     void theStoreFormRoundTrips() {
         Staging s = Staging.begin(InodeId.of(9), 4, 1, 2, TWO, 100)
-                .publish(new Staging.Delta(Map.of(21, 3L), Map.of(7, List.of(22, 23), 8, List.of()), List.of(new Staging.Range(5, 9))), 200)
-                .drainedBy(22, 1, 300);
+                .publish(new Staging.Delta(Map.of(7, List.of(22, 23), 8, List.of()), List.of(new Staging.Range(5, 9))), 200)
+                .drained(1, false, 300);
         ByteBuf b = Unpooled.buffer();
         try {
             s.encode(b);
