@@ -1,7 +1,7 @@
 package io.strata.cli;
 
 import io.strata.client.ClientConfig;
-import io.strata.client.MetaDiscovery;
+import io.strata.protocol.meta.MetaDiscovery;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;

@@ -1,20 +1,29 @@
 package io.strata.client;
 
 import io.strata.config.policy.Consistency;
+import io.strata.config.policy.Durability;
+import io.strata.config.policy.L2Mode;
 import io.strata.config.policy.Policy;
 import io.strata.config.policy.PolicyOverrides;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.StageHints;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A file's effective policy (recorded in its inode at create: every field) and what it means for
- * each I/O: the {@link CacheHints} cache tiers see and the {@link IoOptions} every tier call gets.
- * strict bypasses client caches; write-back, pin and ttl come from the policy as they are.
+ * each I/O: the {@link CacheHints} cache tiers see, the {@link StageHints} the L2 tier sees, and
+ * the {@link IoOptions} every tier call gets. strict bypasses client caches; write-back, pin and
+ * ttl come from the policy as they are; {@code tiers.l2 = stage} stages the file in L2 with
+ * {@value #L2_REPLICAS} copies, and {@code durability = l2} lets fsync and close return once both
+ * are on stable storage.
  */
-record FilePolicy(Policy policy, CacheHints hints) {
+record FilePolicy(Policy policy, CacheHints hints, StageHints stage) {
+    /** Copies of each staged chunk in L2. */
+    static final int L2_REPLICAS = 2;
+
     private static final Map<Map<String, String>, FilePolicy> PARSED = new ConcurrentHashMap<>();
 
     /** Parses a file's policy map (cached: files of one directory share one map). */
@@ -24,7 +33,7 @@ record FilePolicy(Policy policy, CacheHints hints) {
             return p;
         }
         Policy policy = Policy.DEFAULT.with(PolicyOverrides.fromMap(stored));
-        p = new FilePolicy(policy, hintsOf(policy));
+        p = new FilePolicy(policy, hintsOf(policy), stageOf(policy));
         if (PARSED.size() < 4096) {
             PARSED.put(Map.copyOf(stored), p);
         }
@@ -38,6 +47,13 @@ record FilePolicy(Policy policy, CacheHints hints) {
         return new CacheHints(true, p.writeBack(), p.writeBackMaxAge(), p.writeBackMaxBytes().bytes(), p.pin(), p.ttl());
     }
 
+    static StageHints stageOf(Policy p) {
+        if (p.l2() != L2Mode.STAGE) {
+            return StageHints.NONE;
+        }
+        return new StageHints(true, p.durability() == Durability.L2, L2_REPLICAS);
+    }
+
     Consistency consistency() {
         return policy.consistency();
     }
@@ -47,6 +63,6 @@ record FilePolicy(Policy policy, CacheHints hints) {
     }
 
     IoOptions io(long dataVersion, Duration timeout) {
-        return new IoOptions(dataVersion, policy.qos(), timeout, hints);
+        return new IoOptions(dataVersion, policy.qos(), timeout, hints, stage);
     }
 }

@@ -14,8 +14,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The client's tier stack is composed from its config by one builder, and each file enters it
  * where its directory's policy says: with an L1 configured, files under {@code tiers.l1=on}
- * are cached by it, files under {@code tiers.l1=off} go straight to L3. The cache is reached as a
- * facet of the stack, never by its class.
+ * are cached by it, files under {@code tiers.l1=off} go straight to the layer below (L2, which
+ * passes files that are not staged on to L3). The cache is reached as a facet of the stack, never
+ * by its class.
  */
 class TierStackTest {
     @Test
@@ -23,10 +24,10 @@ class TierStackTest {
         try (TestCluster c = TestCluster.start(dir, 73)) {
             StrataFileSystem plain = c.client("plain");
             assertThat(plain.facet(CacheControl.class)).as("no L1 configured").isEmpty();
-            assertThat(kinds(plain)).containsExactly(TierKind.L3);
+            assertThat(kinds(plain)).as("L2 is always in the stack: it finds its agents in routing").containsExactly(TierKind.L2, TierKind.L3);
 
             StrataFileSystem cached = c.client("cached", cfg -> cfg.withL1(L1Config.memoryOnly(DataSize.ofMiB(64))));
-            assertThat(kinds(cached)).containsExactly(TierKind.L1, TierKind.L3);
+            assertThat(kinds(cached)).containsExactly(TierKind.L1, TierKind.L2, TierKind.L3);
             CacheControl l1 = cached.facet(CacheControl.class).orElseThrow();
 
             cached.mkdirs("/on");

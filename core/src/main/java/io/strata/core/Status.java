@@ -58,6 +58,8 @@ public enum Status {
     CHUNK_BUSY(208, true, Errno.EAGAIN),
     NO_SUCH_TARGET(209, true, Errno.EIO),
     NO_SUCH_CHAIN(210, true, Errno.EIO),
+    /** Every copy of bytes that were acknowledged but not yet durable below is gone (an L2 file whose both copies were lost). */
+    DATA_LOST(211, false, Errno.EIO),
 
     // cluster management
     NOT_LEADER(300, true, Errno.EAGAIN),

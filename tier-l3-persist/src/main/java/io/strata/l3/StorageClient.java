@@ -104,6 +104,12 @@ public final class StorageClient implements Tier {
         return updateAsync(chunk, UpdateKind.TRUNCATE, 0, length, Unpooled.EMPTY_BUFFER, io).thenApply(d -> null);
     }
 
+    /** One REPLACE update: readers see the old content or the new, never a mix. */
+    @Override
+    public CompletableFuture<Void> replaceAsync(ChunkAddress chunk, ByteBuf data, IoOptions io) {
+        return updateAsync(chunk, UpdateKind.REPLACE, 0, data.readableBytes(), data, io).thenApply(d -> null);
+    }
+
     @Override
     public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions io) {
         return updateAsync(chunk, UpdateKind.REMOVE, 0, 0, Unpooled.EMPTY_BUFFER, io).thenApply(d -> null);

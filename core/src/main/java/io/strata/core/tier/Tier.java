@@ -34,6 +34,15 @@ public interface Tier extends AutoCloseable {
     /** Sets the chunk's length (shrinking drops bytes; growing reads as zeros). */
     CompletableFuture<Void> truncateAsync(ChunkAddress chunk, long length, IoOptions options);
 
+    /**
+     * Makes {@code data} the chunk's whole content (its length becomes {@code data}'s). Tiers that
+     * can do it in one update override this; the default writes, then truncates, so a reader in
+     * between may see the new bytes over the old tail. {@code data} is borrowed until completion.
+     */
+    default CompletableFuture<Void> replaceAsync(ChunkAddress chunk, ByteBuf data, IoOptions options) {
+        return writeAsync(chunk, 0, data, options).thenCompose(v -> truncateAsync(chunk, data.readableBytes(), options));
+    }
+
     /** Removes the chunk; removing a missing chunk succeeds. */
     CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options);
 

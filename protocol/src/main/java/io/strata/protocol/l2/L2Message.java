@@ -16,10 +16,14 @@ import java.util.List;
 public sealed interface L2Message extends Message {
     /**
      * Client to a chunk's first holder: apply an update (WRITE with the payload's bytes at
-     * {@code offset}, TRUNCATE to {@code length}, REMOVE). {@code crc32c} is the payload's.
+     * {@code offset}, TRUNCATE to {@code length}, REMOVE) in staging epoch {@code epoch} of the
+     * file. {@code crc32c} is the payload's. A holder without a copy of this epoch first takes
+     * the chunk's L3 content as the base, unless the update replaces the whole chunk; with
+     * {@code mustHaveCopy} (the chunk was written in L2 in this epoch, so L3 may be older) it
+     * refuses with NOT_FOUND instead.
      */
-    record Write(ChunkRef chunk, RequestId request, UpdateKind kind, long offset, long length, int crc32c, List<Integer> holders)
-            implements L2Message {
+    record Write(ChunkRef chunk, long epoch, RequestId request, UpdateKind kind, long offset, long length, int crc32c,
+                 boolean mustHaveCopy, List<Integer> holders) implements L2Message {
         public Write {
             holders = List.copyOf(holders);
         }
@@ -34,8 +38,8 @@ public sealed interface L2Message extends Message {
      * chunk's entire content after the update (a holder that had no copy gets one); else the
      * update's own bytes.
      */
-    record Forward(ChunkRef chunk, RequestId request, UpdateKind kind, long seq, boolean whole, long offset, long length, int crc32c,
-                   List<Integer> holders) implements L2Message {
+    record Forward(ChunkRef chunk, long epoch, RequestId request, UpdateKind kind, long seq, boolean whole, long offset, long length,
+                   int crc32c, List<Integer> holders) implements L2Message {
         public Forward {
             holders = List.copyOf(holders);
         }
@@ -45,16 +49,21 @@ public sealed interface L2Message extends Message {
     record Forwarded(long seq) implements L2Message {
     }
 
-    /** Anyone to a holder: read {@code length} bytes at {@code offset} of the chunk, if this agent holds it. */
-    record Read(ChunkRef chunk, long offset, int length) implements L2Message {
+    /**
+     * Anyone to a holder: read {@code length} bytes at {@code offset} of the chunk, if this agent
+     * holds a copy of staging epoch {@code epoch} or later (length 0: only its state).
+     */
+    record Read(ChunkRef chunk, long epoch, long offset, int length) implements L2Message {
     }
 
     /**
      * Agent to reader: {@code present} when this agent holds the chunk (then the payload is the
      * bytes, {@code seq} the update they reflect, {@code chunkLength} the chunk's length and
      * {@code crc32c} the payload's); absent: this agent has no copy, ask elsewhere or below.
+     * {@code drainedSeq} is the last update of the chunk this agent knows durable in L3 (-1: none);
+     * an absent copy with {@code drainedSeq >= 0} was drained and then evicted, so L3 has it.
      */
-    record ReadDone(boolean present, long seq, long chunkLength, int crc32c) implements L2Message {
+    record ReadDone(boolean present, long seq, long chunkLength, int crc32c, long drainedSeq) implements L2Message {
     }
 
     /** Client to agent: make every update of the file this agent stored durable (fdatasync). */

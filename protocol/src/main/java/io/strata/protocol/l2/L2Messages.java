@@ -39,19 +39,23 @@ public final class L2Messages {
     public static final MessageType<Write> WRITE = MessageType.of(400, Write.class,
             (m, out) -> {
                 m.chunk().encode(out);
+                out.writeLong(m.epoch());
                 writeRequest(out, m.request());
                 Wire.writeEnum(out, m.kind());
                 out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
+                Wire.writeBool(out, m.mustHaveCopy());
                 writeHolders(out, m.holders());
             },
-            in -> new Write(ChunkRef.decode(in), readRequest(in), Wire.readEnum(in, UpdateKind.class, "update kind"),
-                    Wire.readLong(in, "offset"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"), readHolders(in)));
+            in -> new Write(ChunkRef.decode(in), Wire.readLong(in, "epoch"), readRequest(in), Wire.readEnum(in, UpdateKind.class, "update kind"),
+                    Wire.readLong(in, "offset"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"), Wire.readBool(in, "must have copy"),
+                    readHolders(in)));
     public static final MessageType<Written> WRITTEN = MessageType.of(401, Written.class,
             (m, out) -> out.writeLong(m.seq()).writeLong(m.chunkLength()),
             in -> new Written(Wire.readLong(in, "seq"), Wire.readLong(in, "chunk length")));
     public static final MessageType<Forward> FORWARD = MessageType.of(402, Forward.class,
             (m, out) -> {
                 m.chunk().encode(out);
+                out.writeLong(m.epoch());
                 writeRequest(out, m.request());
                 Wire.writeEnum(out, m.kind());
                 out.writeLong(m.seq());
@@ -59,7 +63,7 @@ public final class L2Messages {
                 out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
                 writeHolders(out, m.holders());
             },
-            in -> new Forward(ChunkRef.decode(in), readRequest(in), Wire.readEnum(in, UpdateKind.class, "update kind"),
+            in -> new Forward(ChunkRef.decode(in), Wire.readLong(in, "epoch"), readRequest(in), Wire.readEnum(in, UpdateKind.class, "update kind"),
                     Wire.readLong(in, "seq"), Wire.readBool(in, "whole"), Wire.readLong(in, "offset"), Wire.readLong(in, "length"),
                     Wire.readInt(in, "crc32c"), readHolders(in)));
     public static final MessageType<Forwarded> FORWARDED = MessageType.of(403, Forwarded.class,
@@ -68,16 +72,16 @@ public final class L2Messages {
     public static final MessageType<Read> READ = MessageType.of(404, Read.class,
             (m, out) -> {
                 m.chunk().encode(out);
-                out.writeLong(m.offset()).writeInt(m.length());
+                out.writeLong(m.epoch()).writeLong(m.offset()).writeInt(m.length());
             },
-            in -> new Read(ChunkRef.decode(in), Wire.readLong(in, "offset"), Wire.readInt(in, "length")));
+            in -> new Read(ChunkRef.decode(in), Wire.readLong(in, "epoch"), Wire.readLong(in, "offset"), Wire.readInt(in, "length")));
     public static final MessageType<ReadDone> READ_DONE = MessageType.of(405, ReadDone.class,
             (m, out) -> {
                 Wire.writeBool(out, m.present());
-                out.writeLong(m.seq()).writeLong(m.chunkLength()).writeInt(m.crc32c());
+                out.writeLong(m.seq()).writeLong(m.chunkLength()).writeInt(m.crc32c()).writeLong(m.drainedSeq());
             },
             in -> new ReadDone(Wire.readBool(in, "present"), Wire.readLong(in, "seq"), Wire.readLong(in, "chunk length"),
-                    Wire.readInt(in, "crc32c")));
+                    Wire.readInt(in, "crc32c"), Wire.readLong(in, "drained seq")));
     public static final MessageType<Sync> SYNC = MessageType.of(406, Sync.class,
             (m, out) -> out.writeLong(m.inode()),
             in -> new Sync(Wire.readLong(in, "inode")));

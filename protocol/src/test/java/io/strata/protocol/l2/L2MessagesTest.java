@@ -26,14 +26,14 @@ class L2MessagesTest {
 
     static List<Message> samples() {
         return List.of(
-                new L2Message.Write(REF, new RequestId(5, 6), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFE, List.of(21, 22)),
-                new L2Message.Write(REF, new RequestId(5, 7), UpdateKind.TRUNCATE, 0, 100, 0, List.of(21)),
+                new L2Message.Write(REF, 3, new RequestId(5, 6), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFE, true, List.of(21, 22)),
+                new L2Message.Write(REF, 1, new RequestId(5, 7), UpdateKind.TRUNCATE, 0, 100, 0, false, List.of(21)),
                 new L2Message.Written(9, 1 << 22),
-                new L2Message.Forward(REF, new RequestId(1, 2), UpdateKind.WRITE, 10, true, 0, 1 << 22, -1, List.of(21, 22, 23)),
+                new L2Message.Forward(REF, 2, new RequestId(1, 2), UpdateKind.WRITE, 10, true, 0, 1 << 22, -1, List.of(21, 22, 23)),
                 new L2Message.Forwarded(10),
-                new L2Message.Read(REF, 123, 4567),
-                new L2Message.ReadDone(true, 4, 65536, 0x1234),
-                new L2Message.ReadDone(false, 0, 0, 0),
+                new L2Message.Read(REF, 1, 123, 4567),
+                new L2Message.ReadDone(true, 4, 65536, 0x1234, 3),
+                new L2Message.ReadDone(false, 0, 0, 0, -1),
                 new L2Message.Sync(77),
                 new L2Message.Synced(Long.MAX_VALUE),
                 new L2Message.ListChunks(77, 0, 16384),
@@ -100,7 +100,7 @@ class L2MessagesTest {
 
     @Test
     void holderListsAreBounded() {
-        ByteBuf b = encode(new L2Message.Write(REF, new RequestId(1, 1), UpdateKind.WRITE, 0, 1, 0, List.of(21)));
+        ByteBuf b = encode(new L2Message.Write(REF, 1, new RequestId(1, 1), UpdateKind.WRITE, 0, 1, 0, false, List.of(21)));
         try {
             b.setByte(b.writerIndex() - 5, 0); // holder count 0
             assertThatThrownBy(() -> L2Messages.PROTOCOL.decode(L2Messages.WRITE, b)).hasMessageContaining("holder count 0");

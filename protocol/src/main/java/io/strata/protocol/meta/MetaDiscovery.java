@@ -1,4 +1,4 @@
-package io.strata.client;
+package io.strata.protocol.meta;
 
 import io.strata.core.Status;
 import io.strata.core.StrataException;

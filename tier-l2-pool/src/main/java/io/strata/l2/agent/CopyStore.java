@@ -1,0 +1,414 @@
+package io.strata.l2.agent;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.strata.core.DataSize;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.store.AtomicFiles;
+import io.strata.store.ChannelIo;
+import io.strata.store.IndexEnv;
+import io.strata.store.SpaceBudget;
+import io.strata.store.StoreDir;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.stream.Stream;
+import org.lmdbjava.CursorIterable;
+import org.lmdbjava.Dbi;
+import org.lmdbjava.Txn;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The chunk copies an L2 agent holds on its node's disk, on the shared local store: one file per
+ * copy ({@code chunks/XX/<inode>-<index>}, the chunk's bytes, updated in place) and an LMDB index
+ * ({@code index/}, database {@code copies}: the {@link Copy} record of each chunk). Every record
+ * is also kept in memory; the index is its durable mirror.
+ *
+ * <p>Durability: updates reach the page cache; {@link #sync} fdatasyncs the files of one file's
+ * copies written since the last sync, then flushes the index ({@code MDB_NOSYNC} otherwise: a
+ * process crash loses nothing, the pages are in the kernel). A copy whose file is missing at
+ * open (a power loss before its first sync) is forgotten; files no record names are deleted.
+ *
+ * <p>Space: each present copy reserves its full chunk size. {@link #admit} makes room for a new
+ * copy by evicting drained copies, least recently used first (undrained copies are never
+ * evicted), or refuses when the store is full of undrained ones.
+ */
+final class CopyStore implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CopyStore.class);
+    private static final int KEY_BYTES = 12;
+
+    /** A chunk: inode and index. Ordered by inode, then index. */
+    record Key(long inode, int index) implements Comparable<Key> {
+        @Override
+        public int compareTo(Key o) {
+            int c = Long.compareUnsigned(inode, o.inode);
+            return c != 0 ? c : Integer.compare(index, o.index);
+        }
+
+        @Override
+        public String toString() {
+            return "inode-" + Long.toUnsignedString(inode) + ":" + index;
+        }
+    }
+
+    private final StoreDir dir;
+    private final IndexEnv env;
+    private final Dbi<ByteBuffer> db;
+    private final Path chunks;
+    private final SpaceBudget budget;
+    private final ConcurrentSkipListMap<Key, Copy> copies = new ConcurrentSkipListMap<>();
+    private final Map<Key, Long> lastUsed = new ConcurrentHashMap<>();
+    private final Set<Key> dirty = ConcurrentHashMap.newKeySet();
+    private final AtomicLong reserved = new AtomicLong();
+    private final AtomicLong evictions = new AtomicLong();
+    private final LongSupplier nowMillis;
+
+    private CopyStore(StoreDir dir, IndexEnv env, SpaceBudget budget, LongSupplier nowMillis) {
+        this.dir = dir;
+        this.env = env;
+        this.db = env.db("copies");
+        this.chunks = dir.path().resolve("chunks");
+        this.budget = budget;
+        this.nowMillis = nowMillis;
+    }
+
+    /**
+     * Opens (creating when new) the store in {@code path} for agent {@code nodeId}: at most
+     * {@code capacity} bytes of copies, never leaving less than {@code minFree} free on the disk.
+     */
+    static CopyStore open(Path path, int nodeId, DataSize capacity, DataSize minFree, LongSupplier nowMillis) throws IOException {
+        StoreDir d = StoreDir.open(path, "l2.lock", "an L2 agent",
+                new StoreDir.Identity("agent.properties", "node-id", Integer.toString(nodeId), "Strata L2 agent store"));
+        IndexEnv env = null;
+        try {
+            env = IndexEnv.open(path.resolve("index"), 1L << 32, IndexEnv.Sync.NO_SYNC, 2, 256);
+            Files.createDirectories(path.resolve("chunks"));
+            CopyStore s = new CopyStore(d, env, new SpaceBudget(capacity.bytes(), minFree.bytes(), SpaceBudget.usableSpace(path)),
+                    nowMillis);
+            s.load();
+            return s;
+        } catch (IOException | RuntimeException e) {
+            if (env != null) {
+                env.close();
+            }
+            d.close();
+            throw e;
+        }
+    }
+
+    private void load() throws IOException {
+        List<Key> forget = new ArrayList<>();
+        try (Txn<ByteBuffer> txn = env.txnRead(); CursorIterable<ByteBuffer> it = db.iterate(txn)) {
+            for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
+                Key k = new Key(kv.key().getLong(0), kv.key().getInt(8));
+                Copy c = decode(kv.val());
+                if (c == null || (c.present() && !Files.exists(file(k)))) {
+                    forget.add(k);
+                    continue;
+                }
+                copies.put(k, c);
+                if (c.present()) {
+                    reserved.addAndGet(c.chunkSize());
+                }
+            }
+        }
+        if (!forget.isEmpty()) {
+            LOG.warn("{}: {} copies in the index had no file (never synced before a crash) and are forgotten", dir.path(), forget.size());
+            try (Txn<ByteBuffer> txn = env.txnWrite()) {
+                for (Key k : forget) {
+                    db.delete(txn, key(k));
+                }
+                txn.commit();
+            }
+        }
+        sweepOrphans();
+    }
+
+    /** Deletes chunk files no present copy names (a crash between creating a file and recording it). */
+    private void sweepOrphans() throws IOException {
+        int n = 0;
+        try (Stream<Path> shards = Files.list(chunks)) {
+            for (Path shard : shards.toList()) {
+                try (Stream<Path> files = Files.list(shard)) {
+                    for (Path f : files.toList()) {
+                        Key k = parse(f.getFileName().toString());
+                        Copy c = k == null ? null : copies.get(k);
+                        if (c == null || !c.present() || AtomicFiles.isTemporary(f.getFileName().toString())) {
+                            Files.deleteIfExists(f);
+                            n++;
+                        }
+                    }
+                }
+            }
+        }
+        if (n > 0) {
+            LOG.info("{}: deleted {} chunk files no copy names", dir.path(), n);
+        }
+    }
+
+    private static Key parse(String name) {
+        int dash = name.indexOf('-');
+        if (dash <= 0) {
+            return null;
+        }
+        try {
+            return new Key(Long.parseUnsignedLong(name.substring(0, dash)), Integer.parseInt(name.substring(dash + 1)));
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    Path file(Key k) {
+        return chunks.resolve(String.format("%02x", k.inode() & 0xFF)).resolve(Long.toUnsignedString(k.inode()) + "-" + k.index());
+    }
+
+    Copy get(Key k) {
+        Copy c = copies.get(k);
+        if (c != null) {
+            lastUsed.put(k, nowMillis.getAsLong());
+        }
+        return c;
+    }
+
+    /** Every record, in key order (a snapshot view). */
+    Map<Key, Copy> all() {
+        return copies;
+    }
+
+    /** The records of one file's chunks at or past {@code fromIndex}. */
+    Map<Key, Copy> ofInode(long inode, int fromIndex) {
+        return copies.subMap(new Key(inode, fromIndex), true, new Key(inode, Integer.MAX_VALUE), true);
+    }
+
+    /** Records {@code c} for {@code k} (in memory, and in the index without a sync). */
+    void record(Key k, Copy c) {
+        Copy old = copies.put(k, c);
+        long delta = (c.present() ? c.chunkSize() : 0) - (old != null && old.present() ? old.chunkSize() : 0);
+        reserved.addAndGet(delta);
+        lastUsed.put(k, nowMillis.getAsLong());
+        synchronized (this) {
+            try (Txn<ByteBuffer> txn = env.txnWrite()) {
+                db.put(txn, key(k), encode(c));
+                txn.commit();
+            }
+        }
+    }
+
+    /** Forgets the chunk and deletes its file. */
+    void drop(Key k) {
+        Copy old = copies.remove(k);
+        lastUsed.remove(k);
+        dirty.remove(k);
+        if (old != null && old.present()) {
+            reserved.addAndGet(-old.chunkSize());
+        }
+        synchronized (this) {
+            try (Txn<ByteBuffer> txn = env.txnWrite()) {
+                db.delete(txn, key(k));
+                txn.commit();
+            }
+        }
+        deleteFile(k);
+    }
+
+    private void deleteFile(Key k) {
+        try {
+            Files.deleteIfExists(file(k));
+        } catch (IOException e) {
+            LOG.warn("{}: cannot delete {}: {}", dir.path(), file(k), e.toString());
+        }
+    }
+
+    // ---- space ----
+
+    /** Bytes reserved by present copies. */
+    long used() {
+        return reserved.get();
+    }
+
+    long capacity() {
+        return budget.capacity();
+    }
+
+    long evictions() {
+        return evictions.get();
+    }
+
+    /**
+     * Makes room for {@code bytes} more, evicting drained copies least recently used first;
+     * false when only undrained copies are left to evict.
+     */
+    synchronized boolean admit(long bytes) {
+        while (true) {
+            SpaceBudget.Need need = budget.need(reserved.get(), bytes, budget.usable());
+            if (need.bytes() <= 0) {
+                return true;
+            }
+            Key victim = copies.entrySet().stream()
+                    .filter(e -> e.getValue().present() && !e.getValue().undrained())
+                    .min(Comparator.comparingLong(e -> lastUsed.getOrDefault(e.getKey(), 0L)))
+                    .map(Map.Entry::getKey).orElse(null);
+            if (victim == null) {
+                return false;
+            }
+            Copy c = copies.get(victim);
+            record(victim, c.evicted());
+            deleteFile(victim);
+            evictions.incrementAndGet();
+        }
+    }
+
+    // ---- bytes ----
+
+    /** Makes {@code whole} the copy's entire content (borrowed). */
+    void replace(Key k, ByteBuf whole) {
+        Path f = file(k);
+        try {
+            Files.createDirectories(f.getParent());
+            try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                if (whole.isReadable()) {
+                    ChannelIo.writeFully(ch, whole, whole.readerIndex(), whole.readableBytes(), 0);
+                }
+            }
+        } catch (IOException e) {
+            throw ioError("write", k, e);
+        }
+        dirty.add(k);
+    }
+
+    /** Writes {@code data} (borrowed) at {@code offset} of the copy's file. */
+    void write(Key k, long offset, ByteBuf data) {
+        try (FileChannel ch = FileChannel.open(file(k), StandardOpenOption.WRITE)) {
+            ChannelIo.writeFully(ch, data, data.readerIndex(), data.readableBytes(), offset);
+        } catch (IOException e) {
+            throw ioError("write", k, e);
+        }
+        dirty.add(k);
+    }
+
+    /** Sets the copy's file length (growing adds zeros). */
+    void setLength(Key k, long length) {
+        try (RandomAccessFile f = new RandomAccessFile(file(k).toFile(), "rw")) {
+            f.setLength(length);
+        } catch (IOException e) {
+            throw ioError("truncate", k, e);
+        }
+        dirty.add(k);
+    }
+
+    /** Up to {@code length} bytes at {@code offset} of a copy of {@code copyLength} bytes: an owned buffer. */
+    ByteBuf read(Key k, long offset, int length, long copyLength, ByteBufAllocator alloc) {
+        int n = (int) Math.max(0, Math.min(length, copyLength - offset));
+        ByteBuf out = alloc.buffer(n);
+        if (n == 0) {
+            return out;
+        }
+        try (FileChannel ch = FileChannel.open(file(k), StandardOpenOption.READ)) {
+            ChannelIo.readFully(ch, out, offset, n);
+            return out;
+        } catch (IOException e) {
+            out.release();
+            throw ioError("read", k, e);
+        } catch (RuntimeException e) {
+            out.release();
+            throw e;
+        }
+    }
+
+    /** fdatasyncs the files of {@code inode}'s copies written since the last sync, then flushes the index. */
+    void sync(long inode) {
+        List<Key> mine = new ArrayList<>();
+        for (Key k : dirty) {
+            if (k.inode() == inode) {
+                mine.add(k);
+            }
+        }
+        for (Key k : mine) {
+            Copy c = copies.get(k);
+            if (c == null || !c.present()) {
+                dirty.remove(k);
+                continue;
+            }
+            try (FileChannel ch = FileChannel.open(file(k), StandardOpenOption.WRITE)) {
+                ch.force(false);
+            } catch (IOException e) {
+                throw ioError("sync", k, e);
+            }
+            dirty.remove(k);
+        }
+        env.flush();
+    }
+
+    private StrataException ioError(String what, Key k, IOException e) {
+        String m = e.getMessage() == null ? e.toString() : e.getMessage();
+        Status s = m.contains("No space left") ? Status.NO_SPACE : Status.IO_ERROR;
+        return new StrataException(s, "L2 store " + dir.path() + ": " + what + " of " + k + " failed: " + m, e);
+    }
+
+    // ---- index values ----
+
+    private static ByteBuffer key(Key k) {
+        ByteBuffer b = ByteBuffer.allocateDirect(KEY_BYTES);
+        b.putLong(0, k.inode()).putInt(8, k.index());
+        return b;
+    }
+
+    private static ByteBuffer encode(Copy c) {
+        ByteBuffer b = ByteBuffer.allocateDirect(8 * 5 + 4 * 2 + 2 + 1 + 4 * c.holders().size());
+        b.putLong(c.epoch()).putLong(c.seq()).putLong(c.length()).putLong(c.drainedSeq()).putInt(c.chain()).putInt(c.chunkSize())
+                .putLong(c.stagedMillis()).put((byte) (c.present() ? 1 : 0)).put((byte) (c.removed() ? 1 : 0))
+                .put((byte) c.holders().size());
+        c.holders().forEach(b::putInt);
+        return b.flip();
+    }
+
+    private static Copy decode(ByteBuffer v) {
+        try {
+            ByteBuffer b = v.duplicate();
+            long epoch = b.getLong();
+            long seq = b.getLong();
+            long length = b.getLong();
+            long drained = b.getLong();
+            int chain = b.getInt();
+            int chunkSize = b.getInt();
+            long staged = b.getLong();
+            boolean present = b.get() != 0;
+            boolean removed = b.get() != 0;
+            int n = b.get() & 0xFF;
+            List<Integer> holders = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                holders.add(b.getInt());
+            }
+            return new Copy(epoch, seq, length, drained, chain, chunkSize, holders, staged, present, removed);
+        } catch (RuntimeException e) {
+            return null; // a damaged value: the copy is forgotten
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            env.flush();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: flushing the index at close: {}", dir.path(), e.toString());
+        }
+        env.close();
+        dir.close();
+    }
+}

@@ -1,0 +1,548 @@
+package io.strata.l2.agent;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.rpc.EchoService;
+import io.strata.core.rpc.Payload;
+import io.strata.core.rpc.Reply;
+import io.strata.core.rpc.Request;
+import io.strata.core.rpc.RpcClient;
+import io.strata.core.rpc.RpcOptions;
+import io.strata.core.rpc.RpcServer;
+import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.QosClass;
+import io.strata.core.tier.Tier;
+import io.strata.core.util.Crc32c;
+import io.strata.l2.Holders;
+import io.strata.l2.agent.CopyStore.Key;
+import io.strata.placement.NodeAgent;
+import io.strata.placement.RoutingSource;
+import io.strata.protocol.l2.L2Message;
+import io.strata.protocol.l2.L2Message.Chunks;
+import io.strata.protocol.l2.L2Message.Drained;
+import io.strata.protocol.l2.L2Message.Forward;
+import io.strata.protocol.l2.L2Message.Forwarded;
+import io.strata.protocol.l2.L2Message.ListChunks;
+import io.strata.protocol.l2.L2Message.Read;
+import io.strata.protocol.l2.L2Message.ReadDone;
+import io.strata.protocol.l2.L2Message.Sync;
+import io.strata.protocol.l2.L2Message.Synced;
+import io.strata.protocol.l2.L2Message.Write;
+import io.strata.protocol.l2.L2Message.Written;
+import io.strata.protocol.l2.L2Messages;
+import io.strata.protocol.meta.Meta;
+import io.strata.protocol.mgmtd.MgmtdClient;
+import io.strata.protocol.mgmtd.NodeRole;
+import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.storage.UpdateKind;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An L2 agent: the chunk copies staged on one compute node's disk ({@link CopyStore}), served
+ * over the L2 protocol (docs/internals/l2.md), drained to L3 in the background ({@link Drain}).
+ * Start one with {@link #start}; {@link #register} joins the cluster manager (the normal case:
+ * {@code strata l2}); without it the agent serves on the routing it is given (tests, harnesses).
+ *
+ * <p><b>Updates.</b> A client sends each update of a chunk to its first holder, which orders the
+ * chunk's updates ({@link KeyedQueue}), applies each to its copy as the next sequence of the
+ * chunk, forwards it to the other holders (the whole copy to a holder that has none of this
+ * epoch) and answers once every holder stored it. A first holder without a copy of the epoch
+ * takes the chunk's L3 content as the base, unless the update replaces the whole chunk or the
+ * client says the chunk was already written in L2 this epoch ({@code mustHaveCopy}: then L3 may
+ * be older, and the agent refuses with NOT_FOUND rather than build on it).
+ *
+ * <p><b>Fencing.</b> A registered agent refuses every chunk request with FENCED before its
+ * first lease and whenever half a lease passes without an acknowledged heartbeat, and its drain
+ * stops: another holder may have taken over.
+ */
+public final class L2Agent implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(L2Agent.class);
+
+    private final NodeContext ctx;
+    private final L2AgentConfig config;
+    private final RoutingSource routing;
+    private final CopyStore store;
+    private final ExecutorService io;
+    private final KeyedQueue<Key> queue;
+    private final RpcClient rpc;
+    private final RpcServer server;
+    private final Drain drain;
+    private final Tier l3;
+    private final AtomicLong refusedFull = new AtomicLong();
+    private final Counter stagedBytes;
+    private volatile NodeAgent agent;
+    private volatile boolean closed;
+
+    private L2Agent(NodeContext ctx, L2AgentConfig config, RoutingSource routing, Meta meta, Tier l3, RpcOptions rpcOptions,
+                    InetSocketAddress listen) throws IOException {
+        this.ctx = ctx;
+        this.config = config;
+        this.routing = routing;
+        this.l3 = l3;
+        this.store = CopyStore.open(config.path(), config.nodeId().value(), config.capacity(), config.minFree(),
+                () -> ctx.clock().now().toEpochMilli());
+        AtomicInteger n = new AtomicInteger();
+        this.io = Executors.newFixedThreadPool(8, r -> {
+            Thread t = new Thread(r, ctx.name() + "-l2-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.queue = new KeyedQueue<>(io);
+        RpcClient client = null;
+        try {
+            client = new RpcClient(ctx, L2Messages.PROTOCOL, rpcOptions);
+            this.rpc = client;
+            this.drain = new Drain(ctx, this, meta, l3);
+            this.server = EchoService.register(ctx, RpcServer.builder(ctx, L2Messages.PROTOCOL).options(rpcOptions), 1 << 20)
+                    .handle(L2Messages.WRITE, io, this::write)
+                    .handle(L2Messages.FORWARD, io, this::forward)
+                    .handle(L2Messages.READ, io, this::read)
+                    .handle(L2Messages.SYNC, io, this::sync)
+                    .handle(L2Messages.LIST_CHUNKS, io, this::list)
+                    .handle(L2Messages.DRAINED, io, this::drained)
+                    .handle(L2Messages.GET_STATUS, io, r -> CompletableFuture.completedFuture(Reply.of(status())))
+                    .bind(listen);
+        } catch (RuntimeException e) {
+            if (client != null) {
+                client.close();
+            }
+            io.shutdownNow();
+            store.close();
+            throw e;
+        }
+        this.stagedBytes = Counter.builder("strata.l2.staged.bytes").description("bytes of updates acknowledged by this agent")
+                .register(ctx.meters());
+        Gauge.builder("strata.l2.used.bytes", store, CopyStore::used).description("bytes reserved by chunk copies").register(ctx.meters());
+        Gauge.builder("strata.l2.undrained.bytes", this, a -> a.undrainedBytes()).description("bytes of copies not yet durable in L3")
+                .register(ctx.meters());
+        Gauge.builder("strata.l2.evictions", store, CopyStore::evictions).register(ctx.meters());
+        Gauge.builder("strata.l2.refused.full", refusedFull, AtomicLong::get)
+                .description("first writes of a chunk refused for lack of room (the client wrote them through to L3)").register(ctx.meters());
+        drain.start(config.drainInterval());
+        LOG.info("{}: L2 agent {} serving {} on {} (capacity {}, drain {}/s)", ctx.name(), config.nodeId(), config.path(),
+                server.address(), config.capacity(), config.drainBandwidth());
+    }
+
+    /**
+     * Opens the agent's store and serves on {@code listen} (port 0: any free port), finding other
+     * agents and their liveness in {@code routing}, staging records in {@code meta}, and draining
+     * to {@code l3} (which stays the caller's). Serves at once unless {@link #register}ed.
+     */
+    public static L2Agent start(NodeContext ctx, L2AgentConfig config, RoutingSource routing, Meta meta, Tier l3, RpcOptions rpc,
+                                InetSocketAddress listen) throws IOException {
+        return new L2Agent(ctx, config, routing, meta, l3, rpc, listen);
+    }
+
+    /**
+     * Registers with the cluster manager as an L2 agent and heartbeats; from now on the agent
+     * serves only while it holds a lease ({@link #registered()} completes at the first one).
+     */
+    public void register(MgmtdClient client) {
+        InetSocketAddress a = config.advertiseAddress().orElse(server.address());
+        if (a.getAddress() != null && a.getAddress().isAnyLocalAddress()) {
+            throw new StrataException(Status.CONFIG_INVALID, "the L2 agent listens on " + a
+                    + "; set l2.advertise to the address other nodes reach it at");
+        }
+        NodeInfo me = new NodeInfo(config.nodeId(), a.getHostString(), a.getPort(), config.labels());
+        this.agent = NodeAgent.start(ctx, client, routing, me, NodeRole.L2_AGENT, List.of());
+        agent.onFenceChange(f -> {
+            if (f) {
+                LOG.warn("{}: fenced (no lease from the cluster manager): refusing chunk requests, drain paused", ctx.name());
+            } else {
+                LOG.info("{}: lease held: serving", ctx.name());
+            }
+        });
+    }
+
+    /** Completes at the first lease (at once for an agent that is not registered). */
+    public CompletableFuture<Void> registered() {
+        NodeAgent a = agent;
+        return a == null ? CompletableFuture.completedFuture(null) : a.registered();
+    }
+
+    public InetSocketAddress address() {
+        return server.address();
+    }
+
+    public int nodeId() {
+        return config.nodeId().value();
+    }
+
+    /** Whether the agent refuses chunk requests now (no lease). */
+    public boolean fenced() {
+        NodeAgent a = agent;
+        return closed || (a != null && a.fenced());
+    }
+
+    /** Runs a drain pass now and waits for it (tests, tools). */
+    public void drainNow() {
+        drain.passNow();
+    }
+
+    // ---- what the drain and the handlers share ----
+
+    NodeContext ctx() {
+        return ctx;
+    }
+
+    CopyStore store() {
+        return store;
+    }
+
+    KeyedQueue<Key> queue() {
+        return queue;
+    }
+
+    RpcClient rpc() {
+        return rpc;
+    }
+
+    RoutingSource routing() {
+        return routing;
+    }
+
+    L2AgentConfig config() {
+        return config;
+    }
+
+    ExecutorService io() {
+        return io;
+    }
+
+    static IoOptions l3Io() {
+        return new IoOptions(0, QosClass.BACKGROUND, Duration.ofSeconds(60));
+    }
+
+    /** The RPC address of agent {@code id}, from routing. */
+    InetSocketAddress addressOf(int id) {
+        return Holders.node(routing.current(), id)
+                .orElseThrow(() -> new StrataException(Status.NOT_SERVING, "L2 agent " + id + " is not in routing v" + routing.current().version()))
+                .address();
+    }
+
+    private void gate() {
+        if (fenced()) {
+            throw new StrataException(Status.FENCED, ctx.name() + " is fenced: it holds no lease from the cluster manager");
+        }
+    }
+
+    long undrainedBytes() {
+        long n = 0;
+        for (Copy c : store.all().values()) {
+            if (c.undrained()) {
+                n += c.length();
+            }
+        }
+        return n;
+    }
+
+    // ---- handlers ----
+
+    private CompletableFuture<Reply> write(Request<Write> r) {
+        gate();
+        Write m = r.message();
+        ChunkAddress a = m.chunk().address();
+        if (m.holders().get(0) != nodeId()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "updates of " + m.chunk() + " enter at agent " + m.holders().get(0)
+                    + ", not " + nodeId());
+        }
+        checkUpdate(a, m.kind(), m.offset(), m.length(), r.payload(), m.crc32c());
+        ByteBuf data = r.takePayload();
+        Key k = new Key(m.chunk().inode(), m.chunk().index());
+        return queue.run(k, () -> applyFirst(m, a, k, data)).whenComplete((x, e) -> data.release());
+    }
+
+    private static void checkUpdate(ChunkAddress a, UpdateKind kind, long offset, long length, ByteBuf payload, int crc) {
+        switch (kind) {
+            case WRITE -> {
+                a.checkRange(offset, payload.readableBytes());
+                if (length != payload.readableBytes()) {
+                    throw new StrataException(Status.INVALID_ARGUMENT, "write of " + length + " bytes carries " + payload.readableBytes());
+                }
+                if (Crc32c.of(payload) != crc) {
+                    throw new StrataException(Status.CHECKSUM_MISMATCH, "the bytes of an update of " + a.id() + " do not match their CRC32C");
+                }
+            }
+            case TRUNCATE -> a.checkRange(0, length);
+            case REMOVE -> { }
+            case REPLACE -> throw new StrataException(Status.INVALID_ARGUMENT, "L2 takes WRITE, TRUNCATE and REMOVE updates");
+        }
+    }
+
+    private static boolean replacesWhole(Write m, ChunkAddress a) {
+        return m.kind() == UpdateKind.REMOVE || (m.kind() == UpdateKind.TRUNCATE && m.length() == 0)
+                || (m.kind() == UpdateKind.WRITE && m.offset() == 0 && m.length() == a.chunkSize());
+    }
+
+    private CompletableFuture<Reply> applyFirst(Write m, ChunkAddress a, Key k, ByteBuf data) {
+        Copy c = store.get(k);
+        boolean have = c != null && c.present() && c.epoch() == m.epoch();
+        if (!have && m.mustHaveCopy()) {
+            throw new StrataException(Status.NOT_FOUND, "agent " + nodeId() + " has no copy of " + m.chunk() + " in epoch " + m.epoch());
+        }
+        CompletableFuture<ByteBuf> base = have || replacesWhole(m, a)
+                ? CompletableFuture.completedFuture(null) : l3.readAsync(a, 0, a.chunkSize(), l3Io());
+        return base.thenApplyAsync(b -> {
+            try {
+                return apply(k, a, c, have, b, m.epoch(), m.kind(), m.offset(), m.length(), data, m.holders(), nextSeq(c));
+            } finally {
+                if (b != null) {
+                    b.release();
+                }
+            }
+        }, io).thenCompose(next -> {
+            stagedBytes.increment(m.kind() == UpdateKind.WRITE ? m.length() : 0);
+            List<CompletableFuture<Void>> forwards = new ArrayList<>();
+            for (int h : m.holders().subList(1, m.holders().size())) {
+                forwards.add(forward(h, m, k, next, !have, data));
+            }
+            return CompletableFuture.allOf(forwards.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> Reply.of(new Written(next.seq(), next.length())));
+        });
+    }
+
+    private static long nextSeq(Copy c) {
+        return (c == null ? 0 : c.seq()) + 1;
+    }
+
+    /**
+     * Applies an update to the local copy (creating it from {@code base}, borrowed, when there is
+     * none of this epoch) and records it as {@code seq}. NO_SPACE when a new copy finds no room.
+     */
+    private Copy apply(Key k, ChunkAddress a, Copy c, boolean have, ByteBuf base, long epoch, UpdateKind kind, long offset,
+                       long length, ByteBuf data, List<Integer> holders, long seq) {
+        long len = have ? c.length() : 0;
+        if (!have) {
+            if ((c == null || !c.present()) && !store.admit(a.chunkSize())) {
+                refusedFull.incrementAndGet();
+                throw new StrataException(Status.NO_SPACE, "L2 agent " + nodeId() + " is full of undrained chunks ("
+                        + store.used() + " of " + store.capacity() + " bytes)");
+            }
+            store.replace(k, base == null ? Unpooled.EMPTY_BUFFER : base);
+            len = base == null ? 0 : base.readableBytes();
+        }
+        boolean removed = false;
+        switch (kind) {
+            case WRITE -> {
+                store.write(k, offset, data);
+                len = Math.max(len, offset + data.readableBytes());
+            }
+            case TRUNCATE -> {
+                store.setLength(k, length);
+                len = length;
+            }
+            case REMOVE -> {
+                store.setLength(k, 0);
+                len = 0;
+                removed = true;
+            }
+            case REPLACE -> throw new IllegalStateException("checked before");
+        }
+        long now = ctx.clock().now().toEpochMilli();
+        long staged = have && c.undrained() ? c.stagedMillis() : now;
+        Copy next = new Copy(epoch, seq, len, have ? c.drainedSeq() : -1, a.chain().value(), a.chunkSize(), holders, staged, true, removed);
+        store.record(k, next);
+        return next;
+    }
+
+    private CompletableFuture<Void> forward(int holder, Write m, Key k, Copy next, boolean whole, ByteBuf data) {
+        return sendForward(holder, m, k, next, whole, data).handle((v, e) -> {
+            if (e == null) {
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            StrataException se = StrataException.wrap(e);
+            if (!whole && se.status() == Status.NOT_FOUND) {
+                return sendForward(holder, m, k, next, true, data); // the holder has no copy at this sequence: send it all
+            }
+            return CompletableFuture.<Void>failedFuture(new StrataException(se.status(),
+                    "forwarding " + m.chunk() + " to L2 agent " + holder + ": " + se.getMessage()));
+        }).thenCompose(f -> f);
+    }
+
+    private CompletableFuture<Void> sendForward(int holder, Write m, Key k, Copy next, boolean whole, ByteBuf data) {
+        try {
+            Payload p;
+            if (whole) {
+                p = Payload.of(store.read(k, 0, (int) next.length(), next.length(), PooledByteBufAllocator.DEFAULT));
+            } else {
+                p = m.kind() == UpdateKind.WRITE ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
+            }
+            Forward f = new Forward(m.chunk(), m.epoch(), m.request(), m.kind(), next.seq(), whole, m.offset(), m.length(), m.crc32c(),
+                    m.holders());
+            return rpc.call(addressOf(holder), f, p, config.forwardTimeout()).thenAccept(resp -> {
+                try (resp) {
+                    resp.message(Forwarded.class);
+                }
+            });
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<Reply> forward(Request<Forward> r) {
+        gate();
+        Forward m = r.message();
+        ChunkAddress a = m.chunk().address();
+        if (!m.whole()) {
+            checkUpdate(a, m.kind(), m.offset(), m.length(), r.payload(), m.crc32c());
+        } else if (r.payload().readableBytes() > a.chunkSize()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "a whole copy of " + m.chunk() + " is larger than its chunk");
+        }
+        ByteBuf data = r.takePayload();
+        Key k = new Key(m.chunk().inode(), m.chunk().index());
+        return queue.<Reply>run(k, () -> {
+            Copy c = store.get(k);
+            boolean have = c != null && c.present() && c.epoch() == m.epoch();
+            Copy next;
+            if (m.whole()) {
+                if ((c == null || !c.present()) && !store.admit(a.chunkSize())) {
+                    refusedFull.incrementAndGet();
+                    throw new StrataException(Status.NO_SPACE, "L2 agent " + nodeId() + " is full of undrained chunks");
+                }
+                store.replace(k, data);
+                long now = ctx.clock().now().toEpochMilli();
+                next = new Copy(m.epoch(), m.seq(), data.readableBytes(), have ? c.drainedSeq() : -1, a.chain().value(), a.chunkSize(),
+                        m.holders(), have && c.undrained() ? c.stagedMillis() : now, true, m.kind() == UpdateKind.REMOVE);
+                store.record(k, next);
+            } else {
+                if (!have || c.seq() != m.seq() - 1) {
+                    throw new StrataException(Status.NOT_FOUND, "agent " + nodeId() + " has no copy of " + m.chunk() + " at update "
+                            + (m.seq() - 1) + " of epoch " + m.epoch());
+                }
+                next = apply(k, a, c, true, null, m.epoch(), m.kind(), m.offset(), m.length(), data, m.holders(), m.seq());
+            }
+            return CompletableFuture.completedFuture(Reply.of(new Forwarded(next.seq())));
+        }).whenComplete((x, e) -> data.release());
+    }
+
+    private CompletableFuture<Reply> read(Request<Read> r) {
+        gate();
+        Read m = r.message();
+        ChunkAddress a = m.chunk().address();
+        if (m.length() < 0 || m.offset() < 0 || m.offset() + m.length() > a.chunkSize()) {
+            a.checkRange(m.offset(), m.length());
+        }
+        Key k = new Key(m.chunk().inode(), m.chunk().index());
+        return queue.run(k, () -> {
+            Copy c = store.get(k);
+            if (c == null) {
+                return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, 0, 0, 0, -1)));
+            }
+            if (!c.present() || c.epoch() < m.epoch()) {
+                return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, c.seq(), 0, 0, c.present() ? -1 : c.drainedSeq())));
+            }
+            ByteBuf bytes = store.read(k, m.offset(), m.length(), c.length(), r.alloc());
+            return CompletableFuture.completedFuture(Reply.of(new ReadDone(true, c.seq(), c.length(), Crc32c.of(bytes), c.drainedSeq()),
+                    Payload.of(bytes)));
+        });
+    }
+
+    private CompletableFuture<Reply> sync(Request<Sync> r) {
+        gate();
+        long inode = r.message().inode();
+        store.sync(inode);
+        long max = 0;
+        for (Copy c : store.ofInode(inode, 0).values()) {
+            max = Math.max(max, c.seq());
+        }
+        drain.wake();
+        return CompletableFuture.completedFuture(Reply.of(new Synced(max)));
+    }
+
+    private CompletableFuture<Reply> list(Request<ListChunks> r) {
+        ListChunks m = r.message();
+        List<Integer> out = new ArrayList<>();
+        boolean more = false;
+        for (Map.Entry<Key, Copy> e : store.ofInode(m.inode(), m.fromIndex()).entrySet()) {
+            Copy c = e.getValue();
+            if (!c.present() || c.removed()) {
+                continue;
+            }
+            if (out.size() == m.max()) {
+                more = true;
+                break;
+            }
+            out.add(e.getKey().index());
+        }
+        return CompletableFuture.completedFuture(Reply.of(new Chunks(out, more)));
+    }
+
+    private CompletableFuture<Reply> drained(Request<Drained> r) {
+        Drained m = r.message();
+        Key k = new Key(m.chunk().inode(), m.chunk().index());
+        return queue.run(k, () -> {
+            Copy c = store.get(k);
+            if (c != null && c.present() && m.seq() >= c.seq() && c.drainedSeq() < c.seq()) {
+                store.record(k, c.drainedAt(c.seq()));
+            }
+            return CompletableFuture.completedFuture(Reply.of(new L2Message.Ack()));
+        });
+    }
+
+    /** What this agent holds and does now. */
+    public L2Message.Status status() {
+        long staged = 0;
+        long stagedChunks = 0;
+        long cached = 0;
+        long cachedChunks = 0;
+        long oldest = Long.MAX_VALUE;
+        for (Copy c : store.all().values()) {
+            if (!c.present()) {
+                continue;
+            }
+            if (c.undrained()) {
+                staged += c.length();
+                stagedChunks++;
+                oldest = Math.min(oldest, c.stagedMillis());
+            } else {
+                cached += c.length();
+                cachedChunks++;
+            }
+        }
+        double lag = oldest == Long.MAX_VALUE ? 0 : Math.max(0, ctx.clock().now().toEpochMilli() - oldest) / 1000.0;
+        return new L2Message.Status(store.capacity(), store.used(), staged, stagedChunks, cached, cachedChunks, drain.drainedBytes(),
+                drain.bytesPerSecond(), lag, refusedFull.get(), store.evictions(), fenced());
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        NodeAgent a = agent;
+        if (a != null) {
+            a.close();
+        }
+        drain.close();
+        server.close();
+        rpc.close();
+        io.shutdown();
+        try {
+            io.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        store.close();
+        LOG.info("{}: L2 agent {} stopped", ctx.name(), config.nodeId());
+    }
+}

@@ -1,0 +1,112 @@
+package io.strata.l2.agent;
+
+import io.strata.config.ConfigException;
+import io.strata.config.ConfigNode;
+import io.strata.core.DataSize;
+import io.strata.core.NodeId;
+import io.strata.core.rpc.Addresses;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The {@code [l2]} table of an L2 agent's config file:
+ * <pre>
+ * [l2]
+ * node-id = 11                 # this agent's node id (unique in the cluster)
+ * mgmtd = ["127.0.0.1:9200"]   # cluster manager peers: register, heartbeat, route by them
+ * advertise = "10.0.0.7:9400"  # optional: the address others reach this agent at (default: the bound listen address)
+ * labels = { domain = "gpu-node-7" }   # failure domain (default: the host)
+ * path = "/nvme/strata/l2"     # optional: default &lt;node.data&gt;/l2
+ * capacity = "64GiB"           # most bytes of chunk copies held
+ * min-free = "1GiB"            # never fill the disk past this much free space
+ * drain-bandwidth = "512MiB"   # bytes per second this agent drains to L3
+ * drain-interval = "100ms"     # how often the drain looks for work (a client's sync wakes it at once)
+ * forward-timeout = "5s"       # one attempt to forward an update to another holder
+ * </pre>
+ */
+public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
+                            Path path, DataSize capacity, DataSize minFree, DataSize drainBandwidth, Duration drainInterval,
+                            Duration forwardTimeout) {
+    public static final DataSize DEFAULT_CAPACITY = DataSize.ofGiB(16);
+    public static final DataSize DEFAULT_MIN_FREE = DataSize.ofMiB(512);
+    public static final DataSize DEFAULT_DRAIN_BANDWIDTH = DataSize.ofMiB(512);
+
+    public L2AgentConfig {
+        mgmtd = List.copyOf(mgmtd);
+        labels = Map.copyOf(labels);
+        if (nodeId == null || path == null) {
+            throw new ConfigException("l2", "an L2 agent needs a node id and a path");
+        }
+        if (capacity.bytes() < (1 << 20)) {
+            throw new ConfigException("l2.capacity", "must be at least 1MiB, got " + capacity);
+        }
+        if (drainBandwidth.bytes() < 64 * 1024) {
+            throw new ConfigException("l2.drain-bandwidth", "must be at least 64KiB (per second), got " + drainBandwidth);
+        }
+    }
+
+    /** An agent with default settings storing in {@code path} (tests, embedded clusters). */
+    public static L2AgentConfig of(NodeId id, Path path) {
+        return new L2AgentConfig(id, List.of(), null, Map.of(), path, DEFAULT_CAPACITY, DataSize.ofMiB(16), DEFAULT_DRAIN_BANDWIDTH,
+                Duration.ofMillis(100), Duration.ofSeconds(5));
+    }
+
+    public L2AgentConfig withCapacity(DataSize c) {
+        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, c, minFree, drainBandwidth, drainInterval, forwardTimeout);
+    }
+
+    public L2AgentConfig withDrainBandwidth(DataSize perSecond) {
+        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, perSecond, drainInterval, forwardTimeout);
+    }
+
+    public L2AgentConfig withLabels(Map<String, String> l) {
+        return new L2AgentConfig(nodeId, mgmtd, advertise, l, path, capacity, minFree, drainBandwidth, drainInterval, forwardTimeout);
+    }
+
+    public Optional<InetSocketAddress> advertiseAddress() {
+        return Optional.ofNullable(advertise);
+    }
+
+    public static L2AgentConfig read(ConfigNode s, Path dataDir) {
+        if (!s.has("node-id")) {
+            throw new ConfigException(s.path() + ".node-id", "is required (this agent's node id, unique in the cluster)");
+        }
+        NodeId id = NodeId.of((int) s.integer("node-id", 0L, 1L, Integer.MAX_VALUE));
+        List<InetSocketAddress> mgmtd = new ArrayList<>();
+        List<String> peers = s.strings("mgmtd", List.of());
+        for (int i = 0; i < peers.size(); i++) {
+            try {
+                mgmtd.add(Addresses.parse(peers.get(i).trim()));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(s.path() + ".mgmtd[" + i + "]", e.getMessage());
+            }
+        }
+        if (mgmtd.isEmpty()) {
+            throw new ConfigException(s.path() + ".mgmtd", "is required: an L2 agent registers with the cluster manager");
+        }
+        InetSocketAddress advertise = s.address("advertise").orElse(null);
+        if (advertise != null && advertise.getPort() == 0) {
+            throw new ConfigException(s.path() + ".advertise", "needs a real port, not 0");
+        }
+        String p = s.string("path", null);
+        Path path;
+        if (p != null) {
+            path = Path.of(p);
+        } else if (dataDir != null) {
+            path = dataDir.resolve("l2");
+        } else {
+            throw new ConfigException(s.path() + ".path", "is required when [node] data is not set");
+        }
+        return new L2AgentConfig(id, mgmtd, advertise, s.stringMap("labels"), path,
+                s.size("capacity", DEFAULT_CAPACITY, DataSize.ofMiB(1), DataSize.ofGiB(1L << 20)),
+                s.size("min-free", DEFAULT_MIN_FREE, DataSize.ofBytes(0), DataSize.ofGiB(1L << 20)),
+                s.size("drain-bandwidth", DEFAULT_DRAIN_BANDWIDTH, DataSize.ofKiB(64), DataSize.ofGiB(1L << 20)),
+                s.duration("drain-interval", Duration.ofMillis(100), Duration.ofMillis(1), Duration.ofMinutes(10)),
+                s.duration("forward-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofMinutes(10)));
+    }
+}
