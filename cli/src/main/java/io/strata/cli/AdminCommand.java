@@ -26,18 +26,18 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code strata admin nodes|targets|chains|routing|create-table}: the cluster state as the
+ * {@code strata admin nodes|targets|chains|routing|create-table|l2}: the cluster state as the
  * manager's leader sees it, as tables, on the cluster {@link ClientSource} finds. For the local
  * cluster of {@code strata up}, the nodes view names the local process (and its pid) behind
  * each node.
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
-        description = {"Show the cluster state held by the cluster manager (nodes, targets, chains, routing).", "",
+        description = {"Show the cluster state held by the cluster manager (nodes, targets, chains, routing) and the L2 pool.", "",
                 "Tables as the manager's leader sees them: the registered nodes and their leases, the targets and "
                         + "their states, the chains, and the routing (versions, manager peers, chain tables). create-table "
                         + "builds a chain table from the registered targets."},
         subcommands = {AdminCommand.Nodes.class, AdminCommand.Targets.class, AdminCommand.Chains.class, AdminCommand.Routing.class,
-                AdminCommand.CreateTable.class},
+                AdminCommand.CreateTable.class, AdminL2.class},
         footerHeading = "%nExamples:%n",
         footer = {"  strata admin nodes                        the local cluster, with its pids",
                 "  strata admin chains --mgmtd mgmt1:9200    a real cluster"})

@@ -113,7 +113,8 @@ final class FsCommands {
     @Command(name = "stat", mixinStandardHelpOptions = true,
             description = {"Show a Strata path's attributes, layout and policy.", "",
                     "Type, inode, size, links, mode, owner and times; for a file also its data version, consistency mode "
-                            + "and layout (chunk size, chains, chain table, replicas); for a directory that sets one, its own "
+                            + "and layout (chunk size, chains, chain table, replicas), and for a file staged in L2 where its newest "
+                            + "bytes are durable (l2, l3) with the drain's progress; for a directory that sets one, its own "
                             + "policy. A symlink is shown itself, not followed."},
             footerHeading = "%nExamples:%n",
             footer = {"  strata stat /ds/train.bin",
@@ -141,6 +142,9 @@ final class FsCommands {
                         + " chains " + st.layout().chains().stream().map(c -> String.valueOf(c.value())).toList()
                         + " (chain table " + st.layout().tableId() + " v" + st.layout().tableVersion() + ", " + st.layout().replicas()
                         + " replicas)");
+            }
+            if (st.isFile()) {
+                StagingView.describe(fs, st).ifPresent(o::println);
             }
             if (!st.policy().isEmpty()) {
                 o.println("  policy" + (st.isDirectory() ? " (set here)" : "") + ": " + st.policy());

@@ -178,10 +178,7 @@ final class PolicyCommand {
     }
 
     private static String print(Table t) {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream ps = new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8);
-        t.print(ps);
-        return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
+        return TextTables.print(t);
     }
 
     /** The calling process's uid, gid and groups (root when the platform does not say). */

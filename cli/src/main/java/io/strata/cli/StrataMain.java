@@ -36,6 +36,7 @@ import picocli.CommandLine.Option;
                 PingCommand.class,
                 NodeCommand.class,
                 StorageCommand.class,
+                L2Command.class,
                 BenchCommand.class,
                 MgmtdDaemonCommand.class,
                 AdminCommand.class,

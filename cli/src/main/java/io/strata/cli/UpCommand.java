@@ -48,7 +48,8 @@ import picocli.CommandLine.Option;
         footerHeading = "%nExamples:%n",
         footer = {"  strata up                                 in data/, mounted at data/mnt",
                 "  strata up --data /scratch/strata --no-mount",
-                "  strata up --storage-nodes 4 --replicas 2    (a new data directory)"})
+                "  strata up --storage-nodes 4 --replicas 2    (a new data directory)",
+                "  strata up --l2-agents 0                     (no L2 pool; a new data directory)"})
 final class UpCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $" + ClusterDir.ENV + ", else data/ in the Strata checkout).")
     Path data;
@@ -70,6 +71,10 @@ final class UpCommand implements Callable<Integer> {
 
     @Option(names = "--targets", description = "Targets (chains) per storage node (default 4; fixed at the first start, later starts reuse it).")
     Integer targets;
+
+    @Option(names = "--l2-agents", description = "L2 agents, each standing in for a compute node's spare NVMe (default 2; 0: no L2 tier; "
+            + "fixed at the first start, later starts reuse it).")
+    Integer l2Agents;
 
     @Option(names = "--foreground", description = "Stay attached; Ctrl-C stops the cluster.")
     boolean foreground;
@@ -99,11 +104,12 @@ final class UpCommand implements Callable<Integer> {
                         + running.stream().map(m -> String.valueOf(m.pid())).toList()
                         + "); stop it with: strata down --data " + dir.root);
             }
-            layout = UpLayout.loadOrCreate(dir, storageNodes, replicas, targets, mount);
+            layout = UpLayout.loadOrCreate(dir, storageNodes, replicas, targets, l2Agents, mount);
             noFuse = noMount ? Optional.of("--no-mount was given") : FuseMount.unavailable();
             List<JavaProcess> processes = new ArrayList<>();
             try {
-                out.println("strata: starting the cluster manager, the meta service and " + layout.storageNodes() + " storage nodes...");
+                out.println("strata: starting the cluster manager, the meta service, " + layout.storageNodes() + " storage nodes and "
+                        + layout.l2Rpc().size() + " L2 agents...");
                 out.flush();
                 processes.add(start(dir, daemon("mgmtd", layout.mgmtdToml(), List.of(), "256m"), timeout, started));
                 List<DaemonSpec> next = new ArrayList<>();
@@ -114,6 +120,11 @@ final class UpCommand implements Callable<Integer> {
                 }
                 processes.addAll(startAll(dir, next, timeout, started));
                 awaitChains(layout, timeout);
+                List<DaemonSpec> agents = new ArrayList<>();
+                for (int i = 1; i <= layout.l2Rpc().size(); i++) {
+                    agents.add(new DaemonSpec("l2-" + i, "l2", layout.l2Toml(i), List.of(), "384m"));
+                }
+                processes.addAll(startAll(dir, agents, timeout, started));
                 Files.writeString(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml());
                 if (noFuse.isEmpty()) {
                     if (FuseMount.isMounted(layout.mountDir())) {
@@ -153,6 +164,10 @@ final class UpCommand implements Callable<Integer> {
         }
         out.println("Chains: table 1 of " + layout.replicas() + " replicas over " + layout.storageNodes() + " storage nodes ("
                 + layout.targets() + " targets each); cluster manager " + layout.mgmtdAddress() + ", meta service " + layout.metaAddress() + ".");
+        if (!layout.l2Rpc().isEmpty()) {
+            out.println("L2 pool: " + layout.l2Rpc().size() + " agents; stage a directory's files in it with: strata policy set /DIR tiers.l2=stage"
+                    + " (add durability=l2 to let fsync return once both L2 copies are synced); watch it with: strata admin l2");
+        }
         String data = " --data " + dir.root;
         if (noFuse.isEmpty()) {
             out.println("Mounted at " + layout.mountDir() + ": use it like any directory (cp, tar, dd, git, ...).");

@@ -20,11 +20,13 @@ import java.util.Properties;
  * addresses their state was written with; the config files are written again from it.
  */
 record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmtdRpc, int mgmtdRaft, int metaRpc,
-                List<Integer> storageRpc, Path mountDir) {
+                List<Integer> storageRpc, List<Integer> l2Rpc, Path mountDir) {
     static final String FILE = "cluster.properties";
     static final String HOST = "127.0.0.1";
     /** The node id the meta service registers with the manager under (storage nodes are 1..N). */
     static final int META_NODE_ID = 1000;
+    /** L2 agent {@code i} registers as node {@code L2_NODE_ID + i}. */
+    static final int L2_NODE_ID = 2000;
 
     /**
      * The layout recorded in {@code dir}, or a new one with free ports (recorded at once). Sizes
@@ -33,18 +35,29 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
      */
     static UpLayout loadOrCreate(ClusterDir dir, Integer storageNodesOrNull, Integer replicasOrNull, Integer targetsOrNull, Path mountDir)
             throws IOException {
+        return loadOrCreate(dir, storageNodesOrNull, replicasOrNull, targetsOrNull, null, mountDir);
+    }
+
+    /**
+     * As above, with {@code l2AgentsOrNull} L2 agents (default 2 for a new cluster; a recorded
+     * cluster keeps its count: an agent taken away could hold the only copies of staged bytes).
+     */
+    static UpLayout loadOrCreate(ClusterDir dir, Integer storageNodesOrNull, Integer replicasOrNull, Integer targetsOrNull,
+                                 Integer l2AgentsOrNull, Path mountDir) throws IOException {
         Path f = dir.root.resolve(FILE);
         if (Files.exists(f)) {
             UpLayout l = read(dir.root, f);
             int storageNodes = storageNodesOrNull == null ? l.storageNodes : storageNodesOrNull;
             int replicas = replicasOrNull == null ? l.replicas : replicasOrNull;
             int targets = targetsOrNull == null ? l.targets : targetsOrNull;
-            if (l.storageNodes != storageNodes || l.replicas != replicas || l.targets != targets) {
+            int agents = l2AgentsOrNull == null ? l.l2Rpc.size() : l2AgentsOrNull;
+            if (l.storageNodes != storageNodes || l.replicas != replicas || l.targets != targets || l.l2Rpc.size() != agents) {
                 throw new IllegalArgumentException(dir.root + " holds a cluster of " + l.storageNodes + " storage nodes, " + l.replicas
-                        + " replicas, " + l.targets + " targets per node; start it with those (or use another --data)");
+                        + " replicas, " + l.targets + " targets per node and " + l.l2Rpc.size()
+                        + " L2 agents; start it with those (or use another --data)");
             }
             UpLayout m = mountDir == null ? l : new UpLayout(l.data, l.storageNodes, l.replicas, l.targets, l.mgmtdRpc, l.mgmtdRaft,
-                    l.metaRpc, l.storageRpc, mountDir.toAbsolutePath().normalize());
+                    l.metaRpc, l.storageRpc, l.l2Rpc, mountDir.toAbsolutePath().normalize());
             m.write();
             return m;
         }
@@ -58,9 +71,13 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         if (targets < 1 || targets > 64) {
             throw new IllegalArgumentException("--targets must be between 1 and 64, got " + targets);
         }
-        List<Integer> ports = freePorts(3 + storageNodes);
+        int agents = l2AgentsOrNull == null ? 2 : l2AgentsOrNull;
+        if (agents < 0 || agents > 16) {
+            throw new IllegalArgumentException("--l2-agents must be between 0 and 16, got " + agents);
+        }
+        List<Integer> ports = freePorts(3 + storageNodes + agents);
         UpLayout l = new UpLayout(dir.root, storageNodes, replicas, targets, ports.get(0), ports.get(1), ports.get(2),
-                List.copyOf(ports.subList(3, ports.size())),
+                List.copyOf(ports.subList(3, 3 + storageNodes)), List.copyOf(ports.subList(3 + storageNodes, ports.size())),
                 (mountDir != null ? mountDir : dir.root.resolve("mnt")).toAbsolutePath().normalize());
         l.write();
         return l;
@@ -89,9 +106,14 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         for (int i = 1; i <= n; i++) {
             storage.add(Integer.parseInt(p.getProperty("storage-" + i + ".rpc")));
         }
+        List<Integer> l2 = new ArrayList<>();
+        int agents = Integer.parseInt(p.getProperty("l2-agents", "0")); // clusters made before L2 existed have none
+        for (int i = 1; i <= agents; i++) {
+            l2.add(Integer.parseInt(p.getProperty("l2-" + i + ".rpc")));
+        }
         return new UpLayout(root, n, Integer.parseInt(p.getProperty("replicas")), Integer.parseInt(p.getProperty("targets")),
                 Integer.parseInt(p.getProperty("mgmtd.rpc")), Integer.parseInt(p.getProperty("mgmtd.raft")),
-                Integer.parseInt(p.getProperty("meta.rpc")), storage, Path.of(p.getProperty("mount.dir")));
+                Integer.parseInt(p.getProperty("meta.rpc")), storage, l2, Path.of(p.getProperty("mount.dir")));
     }
 
     private void write() throws IOException {
@@ -104,6 +126,10 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         p.setProperty("meta.rpc", String.valueOf(metaRpc));
         for (int i = 0; i < storageRpc.size(); i++) {
             p.setProperty("storage-" + (i + 1) + ".rpc", String.valueOf(storageRpc.get(i)));
+        }
+        p.setProperty("l2-agents", String.valueOf(l2Rpc.size()));
+        for (int i = 0; i < l2Rpc.size(); i++) {
+            p.setProperty("l2-" + (i + 1) + ".rpc", String.valueOf(l2Rpc.get(i)));
         }
         p.setProperty("mount.dir", mountDir.toString());
         Files.createDirectories(data);
@@ -238,6 +264,27 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
                 mgmtd = ["%s"]
                 labels = { host = "storage-%d" }
                 """.formatted(i, HOST, storageRpc.get(i - 1), esc(data.resolve("storage-" + i)), i, mgmtdAddress(), i) + t;
+    }
+
+    /**
+     * L2 agent {@code i} (1-based): a compute node's spare NVMe, here a directory under the data
+     * directory, each agent its own failure domain as if on its own node.
+     */
+    String l2Toml(int i) {
+        return """
+                [node]
+                name = "l2-%d"
+                listen = "%s:%d"
+                data = "%s"
+                metrics = "127.0.0.1:0"
+
+                [l2]
+                node-id = %d
+                mgmtd = ["%s"]
+                labels = { domain = "l2-%d" }
+                capacity = "4GiB"
+                min-free = "1GiB"
+                """.formatted(i, HOST, l2Rpc.get(i - 1), esc(data.resolve("l2-" + i)), L2_NODE_ID + i, mgmtdAddress(), i);
     }
 
     /** What native client commands and tools read: where the manager and the meta service are. */

@@ -50,7 +50,7 @@ class UpDownIT {
         CliTest.Run up = CliTest.strata("up", "--data", data.toString());
         assertThat(up.code()).as(up.err()).isZero();
         List<ClusterDir.Member> members = new ClusterDir(data).members();
-        List<String> expected = new ArrayList<>(List.of("mgmtd", "meta", "storage-1", "storage-2", "storage-3"));
+        List<String> expected = new ArrayList<>(List.of("mgmtd", "meta", "storage-1", "storage-2", "storage-3", "l2-1", "l2-2"));
         if (noFuse.isEmpty()) {
             expected.add("mount");
         }
@@ -104,6 +104,26 @@ class UpDownIT {
                 assertThat(CliTest.strata("cp", "strata:/ds/viafuse.bin", local.resolve("back.bin").toString(), d).code()).isZero();
                 assertThat(Files.readAllBytes(local.resolve("back.bin"))).isEqualTo(content);
             }
+            // a checkpoint directory staged in the L2 pool: the two agents take the writes, the drain makes them durable in L3
+            assertThat(CliTest.strata("mkdir", "-p", "/ckpt", d).code()).isZero();
+            CliTest.Run stage = CliTest.strata("policy", "set", "/ckpt", "tiers.l2=stage", "durability=l2", d);
+            assertThat(stage.code()).as(stage.err()).isZero();
+            CliTest.Run staged = CliTest.strata("put", src.toString(), "/ckpt/", d);
+            assertThat(staged.code()).as(staged.err()).isZero();
+            CliTest.Run l2 = CliTest.strata("admin", "l2", d);
+            assertThat(l2.code()).as(l2.err()).isZero();
+            assertThat(l2.out()).contains("2001").contains("2002").contains("live");
+            Eventually.await("the staged file durable in L3", T,
+                    () -> CliTest.strata("stat", "/ckpt/src.bin", d).out().contains("durable in: l3"));
+            assertThat(CliTest.strata("cp", "strata:/ckpt/src.bin", local.resolve("staged.bin").toString(), d).code()).isZero();
+            assertThat(Files.readAllBytes(local.resolve("staged.bin"))).isEqualTo(content);
+            if (noFuse.isEmpty()) {
+                Path viaMount = data.resolve("mnt").resolve("ckpt/rank-0.pt");
+                Files.write(viaMount, content);
+                assertThat(Files.readAllBytes(viaMount)).isEqualTo(content);
+                assertThat(CliTest.strata("stat", "/ckpt/rank-0.pt", d).out()).contains("durable in: l");
+            }
+
             CliTest.Run self = CliTest.strata("cp", "strata:/ds/a/src.bin", "strata:/ds/a", d);
             assertThat(self.code()).isEqualTo(1);
             assertThat(self.err()).contains("are the same file");
@@ -133,6 +153,10 @@ class UpDownIT {
             CliTest.Run cp = CliTest.strata("cp", "strata:/ds/a/src.bin", back.toString(), d);
             assertThat(cp.code()).as(cp.err()).isZero();
             assertThat(Files.readAllBytes(back)).isEqualTo(content);
+            Path stagedBack = local.resolve("staged-restart.bin");
+            CliTest.Run cp2 = CliTest.strata("cp", "strata:/ckpt/src.bin", stagedBack.toString(), d);
+            assertThat(cp2.code()).as(cp2.err()).isZero();
+            assertThat(Files.readAllBytes(stagedBack)).isEqualTo(content);
             assertThat(CliTest.strata("rm", "-r", "/ds", d).code()).isZero();
             assertThat(CliTest.strata("ls", "/", d).out()).doesNotContain("ds");
         } finally {
