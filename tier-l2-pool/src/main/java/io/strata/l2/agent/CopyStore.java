@@ -15,6 +15,7 @@ import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -73,7 +74,11 @@ final class CopyStore implements AutoCloseable {
     private final SpaceBudget budget;
     private final ConcurrentSkipListMap<Key, Copy> copies = new ConcurrentSkipListMap<>();
     private final Map<Key, Long> lastUsed = new ConcurrentHashMap<>();
-    private final Set<Key> dirty = ConcurrentHashMap.newKeySet();
+    /** Copies written since their last fdatasync, with a count of their writes. */
+    private final Map<Key, Long> dirty = new ConcurrentHashMap<>();
+    private final Set<Key> syncBehindQueued = ConcurrentHashMap.newKeySet();
+    private final AtomicLong writes = new AtomicLong();
+    private volatile java.util.concurrent.Executor syncBehind;
     private final AtomicLong reserved = new AtomicLong();
     private final AtomicLong evictions = new AtomicLong();
     private final LongSupplier nowMillis;
@@ -214,6 +219,7 @@ final class CopyStore implements AutoCloseable {
         Copy old = copies.remove(k);
         lastUsed.remove(k);
         dirty.remove(k);
+        syncBehindQueued.remove(k);
         if (old != null && old.present()) {
             reserved.addAndGet(-old.chunkSize());
         }
@@ -289,7 +295,7 @@ final class CopyStore implements AutoCloseable {
         } catch (IOException e) {
             throw ioError("write", k, e);
         }
-        dirty.add(k);
+        written(k);
     }
 
     /** Writes {@code data} (borrowed) at {@code offset} of the copy's file. */
@@ -299,7 +305,7 @@ final class CopyStore implements AutoCloseable {
         } catch (IOException e) {
             throw ioError("write", k, e);
         }
-        dirty.add(k);
+        written(k);
     }
 
     /** Sets the copy's file length (growing adds zeros). */
@@ -309,7 +315,7 @@ final class CopyStore implements AutoCloseable {
         } catch (IOException e) {
             throw ioError("truncate", k, e);
         }
-        dirty.add(k);
+        written(k);
     }
 
     /** Up to {@code length} bytes at {@code offset} of a copy of {@code copyLength} bytes: an owned buffer. */
@@ -331,26 +337,71 @@ final class CopyStore implements AutoCloseable {
         }
     }
 
-    /** fdatasyncs the files of {@code inode}'s copies written since the last sync, then flushes the index. */
-    void sync(long inode) {
-        List<Key> mine = new ArrayList<>();
-        for (Key k : dirty) {
-            if (k.inode() == inode) {
-                mine.add(k);
+    /**
+     * Syncs copies behind the writes on {@code executor}: a copy written is fdatasync'd soon after,
+     * in the background, so that a client's {@link #sync} finds little left to do (a checkpoint's
+     * chunks are written once each; waiting to sync them all at close made close pay every fsync).
+     */
+    void syncBehind(java.util.concurrent.Executor executor) {
+        this.syncBehind = executor;
+    }
+
+    private void written(Key k) {
+        dirty.merge(k, writes.incrementAndGet(), Math::max);
+        java.util.concurrent.Executor e = syncBehind;
+        if (e != null && syncBehindQueued.add(k)) {
+            try {
+                e.execute(() -> {
+                    syncBehindQueued.remove(k);
+                    try {
+                        force(k);
+                    } catch (RuntimeException ignored) {
+                        // the client's sync retries it and reports the error
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                syncBehindQueued.remove(k);
             }
         }
-        for (Key k : mine) {
-            Copy c = copies.get(k);
-            if (c == null || !c.present()) {
-                dirty.remove(k);
-                continue;
+    }
+
+    /** fdatasyncs one copy if it is dirty; clears the mark unless it was written again meanwhile. */
+    private void force(Key k) {
+        Long gen = dirty.get(k);
+        if (gen == null) {
+            return;
+        }
+        Copy c = copies.get(k);
+        if (c == null || !c.present()) {
+            dirty.remove(k, gen);
+            return;
+        }
+        try (FileChannel ch = FileChannel.open(file(k), StandardOpenOption.WRITE)) {
+            ch.force(false);
+        } catch (NoSuchFileException gone) {
+            dirty.remove(k, gen); // dropped or evicted meanwhile
+            return;
+        } catch (IOException e) {
+            throw ioError("sync", k, e);
+        }
+        dirty.remove(k, gen);
+    }
+
+    /**
+     * fdatasyncs the files of {@code inode}'s copies written since their last sync (in parallel on
+     * {@code executor}), then flushes the index.
+     */
+    void sync(long inode, java.util.concurrent.Executor executor) {
+        List<java.util.concurrent.CompletableFuture<Void>> all = new ArrayList<>();
+        for (Key k : dirty.keySet()) {
+            if (k.inode() == inode) {
+                all.add(java.util.concurrent.CompletableFuture.runAsync(() -> force(k), executor));
             }
-            try (FileChannel ch = FileChannel.open(file(k), StandardOpenOption.WRITE)) {
-                ch.force(false);
-            } catch (IOException e) {
-                throw ioError("sync", k, e);
-            }
-            dirty.remove(k);
+        }
+        try {
+            java.util.concurrent.CompletableFuture.allOf(all.toArray(java.util.concurrent.CompletableFuture[]::new)).join();
+        } catch (java.util.concurrent.CompletionException e) {
+            throw StrataException.wrap(e);
         }
         env.flush();
     }

@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * surviving copy drains when the first holder is down), chunks that lost a holder first;
  * otherwise adopts the draining holder's word that the copy is durable. Draining a copy writes
  * it to its L3 chain as one whole-chunk replace (a repeat is harmless), under a byte rate
- * ({@code drain-bandwidth}), then marks it drained and tells the other holders. A copy written
+ * ({@code drain-bandwidth}), several chunks at once, then marks it drained and tells the other holders. A copy written
  * again meanwhile stays undrained: only the sequence that was read is marked.
  *
  * <p>When nothing of a file is left undrained here, the pass checks every published chunk's
@@ -65,6 +65,9 @@ final class Drain implements AutoCloseable {
     private final AtomicLong drained = new AtomicLong();
     private final Counter drainedBytes;
     private final Thread thread;
+    /** Runs the L3 writes of one pass, {@value #PARALLEL} chunks at a time. */
+    private final java.util.concurrent.ExecutorService pool;
+    private static final int PARALLEL = 8;
     private final Object wake = new Object();
     private volatile long recentBytesPerSecond;
     private volatile boolean stop;
@@ -82,6 +85,12 @@ final class Drain implements AutoCloseable {
         this.drainedBytes = Counter.builder("strata.l2.drained.bytes").description("bytes this agent drained to L3").register(ctx.meters());
         this.thread = new Thread(this::run, ctx.name() + "-l2-drain");
         thread.setDaemon(true);
+        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+        this.pool = java.util.concurrent.Executors.newFixedThreadPool(PARALLEL, r -> {
+            Thread t = new Thread(r, ctx.name() + "-l2-drain-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     void start(Duration every) {
@@ -234,6 +243,7 @@ final class Drain implements AutoCloseable {
         RoutingInfo r = agent.routing().current();
         int me = agent.nodeId();
         boolean did = false;
+        List<java.util.concurrent.CompletableFuture<Void>> drains = new ArrayList<>();
         // chunks whose other holders are all down drain first: theirs is the only copy
         List<Map.Entry<Key, Copy>> ordered = new ArrayList<>(copies);
         ordered.sort(Comparator.comparing(e -> othersServing(r, Holders.of(s, e.getKey().index()), me) ? 1 : 0));
@@ -263,8 +273,12 @@ final class Drain implements AutoCloseable {
                 }
                 continue;
             }
-            drainChunk(k, holders);
+            drains.add(java.util.concurrent.CompletableFuture.runAsync(() -> drainChunk(k, holders), pool));
             did = true;
+        }
+        if (!drains.isEmpty()) {
+            // several chunks at once: one chunk's L3 write waits on its chain's fsyncs
+            java.util.concurrent.CompletableFuture.allOf(drains.toArray(java.util.concurrent.CompletableFuture[]::new)).join();
         }
         toReport.add(inode);
         boolean left = agent.store().ofInode(inode, 0).values().stream().anyMatch(Copy::undrained);
@@ -466,6 +480,7 @@ final class Drain implements AutoCloseable {
             wake.notifyAll();
         }
         thread.interrupt(); // a pass waiting on the drain's byte rate stops at once
+        pool.shutdownNow();
         try {
             thread.join(5000);
         } catch (InterruptedException e) {

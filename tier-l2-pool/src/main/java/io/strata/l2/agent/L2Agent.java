@@ -82,6 +82,8 @@ public final class L2Agent implements AutoCloseable {
     private final RoutingSource routing;
     private final CopyStore store;
     private final ExecutorService io;
+    /** fdatasyncs of copies, behind the writes and for clients' syncs. */
+    private final ExecutorService syncers;
     private final KeyedQueue<Key> queue;
     private final RpcClient rpc;
     private final RpcServer server;
@@ -107,6 +109,13 @@ public final class L2Agent implements AutoCloseable {
             return t;
         });
         this.queue = new KeyedQueue<>(io);
+        AtomicInteger m = new AtomicInteger();
+        this.syncers = Executors.newFixedThreadPool(4, r -> {
+            Thread t = new Thread(r, ctx.name() + "-l2-sync-" + m.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        store.syncBehind(syncers);
         RpcClient client = null;
         try {
             client = new RpcClient(ctx, L2Messages.PROTOCOL, rpcOptions);
@@ -126,6 +135,7 @@ public final class L2Agent implements AutoCloseable {
                 client.close();
             }
             io.shutdownNow();
+            syncers.shutdownNow();
             store.close();
             throw e;
         }
@@ -459,7 +469,7 @@ public final class L2Agent implements AutoCloseable {
     private CompletableFuture<Reply> sync(Request<Sync> r) {
         gate();
         long inode = r.message().inode();
-        store.sync(inode);
+        store.sync(inode, syncers);
         long max = 0;
         for (Copy c : store.ofInode(inode, 0).values()) {
             max = Math.max(max, c.seq());
@@ -537,8 +547,10 @@ public final class L2Agent implements AutoCloseable {
         server.close();
         rpc.close();
         io.shutdown();
+        syncers.shutdown();
         try {
             io.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+            syncers.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
