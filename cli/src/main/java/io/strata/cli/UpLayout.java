@@ -169,10 +169,18 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         return out;
     }
 
-    /** The first port of the kernel's ephemeral range, when it can be read. */
+    /**
+     * The first port of the kernel's ephemeral range, when it can be read. Read line by line:
+     * the file reports a size of 0, and {@code Files.readString} (JDK 25) then returned only its
+     * first byte ("3" of "32768"), so every new cluster got ephemeral ports.
+     */
     static java.util.OptionalInt ephemeralLow() {
-        try {
-            String[] r = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+        try (java.io.BufferedReader in = Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
+            String line = in.readLine();
+            if (line == null) {
+                return java.util.OptionalInt.empty();
+            }
+            String[] r = line.trim().split("\\s+");
             return java.util.OptionalInt.of(Integer.parseInt(r[0]));
         } catch (IOException | RuntimeException e) {
             return java.util.OptionalInt.empty();
