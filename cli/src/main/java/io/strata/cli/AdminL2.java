@@ -51,7 +51,7 @@ final class AdminL2 extends AdminCommand.Call {
                 String lease = a.serving() ? "live" : "expired";
                 try {
                     L2Message.Status st = Futures.join(rpc.call(n.address(), new L2Message.GetStatus(), L2Message.Status.class), t);
-                    agents.row(a.node().value(), n.hostPort(), n.domain("domain"), st.fenced() ? lease + " (fenced)" : lease,
+                    agents.row(a.node().value(), n.hostPort(), n.domain("domain"), lease + (st.fenced() ? " (fenced)" : "") + (st.diskFailed() ? " (disk failed)" : ""),
                             DataSize.human(st.capacityBytes()), DataSize.human(st.usedBytes()), DataSize.human(st.stagedBytes()),
                             st.stagedChunks(), DataSize.human(st.cachedBytes()), DataSize.human(st.drainedBytes()),
                             DataSize.human(st.drainBytesPerSecond()) + "/s", String.format(Locale.ROOT, "%.1f s", st.drainLagSeconds()),

@@ -102,6 +102,14 @@ final class L2Cluster implements AutoCloseable {
         io.strata.store.StoreDir.deleteContents(dir.resolve("agent-" + id));
     }
 
+    /** Makes agent {@code id}'s disk fail under it: its chunk directory becomes a plain file, so every file operation errs. */
+    void breakDisk(int id) throws IOException {
+        Path chunks = dir.resolve("agent-" + id).resolve("chunks");
+        io.strata.store.StoreDir.deleteContents(chunks);
+        java.nio.file.Files.delete(chunks);
+        java.nio.file.Files.writeString(chunks, "not a directory: the disk failed");
+    }
+
     L2Agent agent(int id) {
         return agents.get(id);
     }

@@ -245,6 +245,37 @@ class L2StagingTest {
 
     @Seeded
     @Test
+    void anAgentWhoseDiskFailsStepsAsideAndNoAcknowledgedByteIsLost(long seed, @TempDir Path dir) throws Exception {
+        try (L2Cluster c = L2Cluster.start(dir, seed, 3)) {
+            InodeAttrs f = c.newFile();
+            L2Tier t = c.tier();
+            IoOptions io = staged(false);
+            int cs = f.layout().chunkSize();
+            byte[][] data = new byte[8][];
+            for (int i = 0; i < 4; i++) {
+                write(t, chunk(f, i), 0, bytes(cs, seed + i), io);
+            }
+            int victim = Holders.of(c.staging(f).orElseThrow(), 1).get(0);
+            c.breakDisk(victim);
+            for (int i = 0; i < data.length; i++) { // rewrite what it held, and write more
+                data[i] = bytes(cs, seed + 50 + i);
+                write(t, chunk(f, i), 0, data[i], io);
+            }
+            Futures.join(t.flushAsync(f.id(), io), T);
+
+            assertThat(c.agent(victim).status().diskFailed()).isTrue();
+            Staging s = c.staging(f).orElseThrow();
+            assertThat(s.state()).isEqualTo(Staging.State.DURABLE);
+            for (int i = 0; i < data.length; i++) {
+                assertThat(Holders.of(s, i)).as("chunk %d's holders", i).doesNotContain(victim);
+                assertThat(c.inL3(chunk(f, i))).as("chunk %d", i).isEqualTo(data[i]);
+                assertThat(read(c.tier(), chunk(f, i), io)).isEqualTo(data[i]);
+            }
+        }
+    }
+
+    @Seeded
+    @Test
     void aFullPoolSendsChunksElsewhereOrThroughToL3NeverNoSpace(long seed, @TempDir Path dir) throws Exception {
         try (L2Cluster c = L2Cluster.start(dir, seed, 2, a -> a.withCapacity(DataSize.ofMiB(1)))) {
             InodeAttrs f = c.newFile();

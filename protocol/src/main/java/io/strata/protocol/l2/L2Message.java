@@ -101,10 +101,12 @@ public sealed interface L2Message extends Message {
      * What an agent holds: capacity and used bytes of its store, staged (not yet durable in L3)
      * and cached (drained, evictable) bytes and chunks, bytes drained and the current drain rate,
      * the drain lag (seconds since the oldest undrained update was acknowledged), writes refused
-     * for lack of room (the client wrote those through to L3) and evictions.
+     * for lack of room (the client wrote those through to L3) and evictions; whether it is fenced,
+     * and whether its disk failed (it then takes no new copies until it is restarted).
      */
     record Status(long capacityBytes, long usedBytes, long stagedBytes, long stagedChunks, long cachedBytes, long cachedChunks,
-                  long drainedBytes, long drainBytesPerSecond, double drainLagSeconds, long refusedFull, long evictions, boolean fenced)
+                  long drainedBytes, long drainBytesPerSecond, double drainLagSeconds, long refusedFull, long evictions, boolean fenced,
+                  boolean diskFailed)
             implements L2Message {
     }
 }

@@ -120,11 +120,13 @@ public final class L2Messages {
                 out.writeLong(m.cachedBytes()).writeLong(m.cachedChunks()).writeLong(m.drainedBytes()).writeLong(m.drainBytesPerSecond());
                 out.writeDouble(m.drainLagSeconds()).writeLong(m.refusedFull()).writeLong(m.evictions());
                 Wire.writeBool(out, m.fenced());
+                Wire.writeBool(out, m.diskFailed());
             },
             in -> new Status(Wire.readLong(in, "capacity"), Wire.readLong(in, "used"), Wire.readLong(in, "staged bytes"),
                     Wire.readLong(in, "staged chunks"), Wire.readLong(in, "cached bytes"), Wire.readLong(in, "cached chunks"),
                     Wire.readLong(in, "drained bytes"), Wire.readLong(in, "drain rate"), readDouble(in, "drain lag"),
-                    Wire.readLong(in, "refused"), Wire.readLong(in, "evictions"), Wire.readBool(in, "fenced")));
+                    Wire.readLong(in, "refused"), Wire.readLong(in, "evictions"), Wire.readBool(in, "fenced"),
+                    Wire.readBool(in, "disk failed")));
 
     public static final List<MessageType<?>> TYPES = List.of(WRITE, WRITTEN, FORWARD, FORWARDED, READ, READ_DONE, SYNC, SYNCED,
             LIST_CHUNKS, CHUNKS, DRAINED, ACK, GET_STATUS, STATUS);

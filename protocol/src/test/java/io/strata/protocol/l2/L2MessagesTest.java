@@ -42,7 +42,7 @@ class L2MessagesTest {
                 new L2Message.Drained(REF, 11),
                 new L2Message.Ack(),
                 new L2Message.GetStatus(),
-                new L2Message.Status(1L << 40, 1L << 30, 1 << 20, 4, 2 << 20, 8, 1L << 33, 300 << 20, 1.5, 2, 3, false));
+                new L2Message.Status(1L << 40, 1L << 30, 1 << 20, 4, 2 << 20, 8, 1L << 33, 300 << 20, 1.5, 2, 3, false, true));
     }
 
     static ByteBuf encode(Message m) {

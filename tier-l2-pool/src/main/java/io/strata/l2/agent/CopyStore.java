@@ -82,6 +82,7 @@ final class CopyStore implements AutoCloseable {
     private final AtomicLong reserved = new AtomicLong();
     private final AtomicLong evictions = new AtomicLong();
     private final LongSupplier nowMillis;
+    private volatile String failure;
 
     private CopyStore(StoreDir dir, IndexEnv env, SpaceBudget budget, LongSupplier nowMillis) {
         this.dir = dir;
@@ -406,10 +407,27 @@ final class CopyStore implements AutoCloseable {
         env.flush();
     }
 
+    /**
+     * The error for a failed file operation: NO_SPACE when the disk is full, else IO_ERROR, and
+     * then the store counts as failed (the first I/O error: L2 holds staged copies, and an agent
+     * whose disk errs steps aside so writers place new chunks elsewhere).
+     */
     private StrataException ioError(String what, Key k, IOException e) {
         String m = e.getMessage() == null ? e.toString() : e.getMessage();
-        Status s = m.contains("No space left") ? Status.NO_SPACE : Status.IO_ERROR;
-        return new StrataException(s, "L2 store " + dir.path() + ": " + what + " of " + k + " failed: " + m, e);
+        if (m.contains("No space left")) {
+            return new StrataException(Status.NO_SPACE, "L2 store " + dir.path() + ": " + what + " of " + k + " failed: " + m, e);
+        }
+        String why = what + " of " + k + " failed: " + e;
+        if (failure == null) {
+            failure = why;
+            LOG.error("{}: disk failure, taking no new copies until restarted: {}", dir.path(), why);
+        }
+        return new StrataException(Status.IO_ERROR, "L2 store " + dir.path() + ": " + why, e);
+    }
+
+    /** Why the store's disk failed, if it did. */
+    java.util.Optional<String> failure() {
+        return java.util.Optional.ofNullable(failure);
     }
 
     // ---- index values ----

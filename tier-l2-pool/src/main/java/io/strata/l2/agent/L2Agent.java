@@ -145,6 +145,8 @@ public final class L2Agent implements AutoCloseable {
         Gauge.builder("strata.l2.undrained.bytes", this, a -> a.undrainedBytes()).description("bytes of copies not yet durable in L3")
                 .register(ctx.meters());
         Gauge.builder("strata.l2.evictions", store, CopyStore::evictions).register(ctx.meters());
+        Gauge.builder("strata.l2.drain.lag.seconds", this, a -> a.status().drainLagSeconds())
+                .description("seconds since the oldest update not yet durable in L3 was acknowledged").register(ctx.meters());
         Gauge.builder("strata.l2.refused.full", refusedFull, AtomicLong::get)
                 .description("first writes of a chunk refused for lack of room (the client wrote them through to L3)").register(ctx.meters());
         drain.start(config.drainInterval());
@@ -255,6 +257,13 @@ public final class L2Agent implements AutoCloseable {
         }
     }
 
+    /** An agent whose disk failed takes no new updates (its copies are still read and drained while they can be). */
+    private void refuseIfDiskFailed() {
+        store.failure().ifPresent(why -> {
+            throw new StrataException(Status.IO_ERROR, "L2 agent " + nodeId() + " takes no updates: its disk failed (" + why + ")");
+        });
+    }
+
     long undrainedBytes() {
         long n = 0;
         for (Copy c : store.all().values()) {
@@ -269,6 +278,7 @@ public final class L2Agent implements AutoCloseable {
 
     private CompletableFuture<Reply> write(Request<Write> r) {
         gate();
+        refuseIfDiskFailed();
         Write m = r.message();
         ChunkAddress a = m.chunk().address();
         if (m.holders().get(0) != nodeId()) {
@@ -410,6 +420,7 @@ public final class L2Agent implements AutoCloseable {
 
     private CompletableFuture<Reply> forward(Request<Forward> r) {
         gate();
+        refuseIfDiskFailed();
         Forward m = r.message();
         ChunkAddress a = m.chunk().address();
         if (!m.whole()) {
@@ -530,7 +541,7 @@ public final class L2Agent implements AutoCloseable {
         }
         double lag = oldest == Long.MAX_VALUE ? 0 : Math.max(0, ctx.clock().now().toEpochMilli() - oldest) / 1000.0;
         return new L2Message.Status(store.capacity(), store.used(), staged, stagedChunks, cached, cachedChunks, drain.drainedBytes(),
-                drain.bytesPerSecond(), lag, refusedFull.get(), store.evictions(), fenced());
+                drain.bytesPerSecond(), lag, refusedFull.get(), store.evictions(), fenced(), store.failure().isPresent());
     }
 
     @Override

@@ -300,7 +300,7 @@ public final class L2Tier implements Tier {
         return s.retryable() || s == Status.NO_SPACE || s == Status.NOT_FOUND || s == Status.IO_ERROR;
     }
 
-    /** The holders that do not answer, are fenced, or ({@code suspect}) refused the update itself. */
+    /** The holders that do not answer, are fenced, lost their disk, or ({@code suspect}) refused the update itself. */
     private CompletableFuture<Set<Integer>> probe(List<Integer> holders, int suspect) {
         Set<Integer> dead = ConcurrentHashMap.newKeySet();
         if (suspect > 0) {
@@ -315,7 +315,8 @@ public final class L2Tier implements Tier {
             try {
                 f = rpc.call(address(h), new L2Message.GetStatus(), Payload.NONE, Duration.ofSeconds(2)).thenAccept(resp -> {
                     try (resp) {
-                        if (resp.message(L2Message.Status.class).fenced()) {
+                        L2Message.Status st = resp.message(L2Message.Status.class);
+                        if (st.fenced() || st.diskFailed()) {
                             dead.add(h);
                         }
                     }
