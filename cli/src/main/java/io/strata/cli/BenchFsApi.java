@@ -47,10 +47,7 @@ final class BenchFsApi implements FsTarget {
 
     @Override
     public void mkdirs(String path) throws IOException {
-        call(() -> {
-            fs.mkdirs(abs(path));
-            return null;
-        }, path);
+        run(() -> fs.mkdirs(abs(path)), path);
     }
 
     @Override
@@ -70,10 +67,7 @@ final class BenchFsApi implements FsTarget {
 
     @Override
     public void deleteTree(String path) throws IOException {
-        call(() -> {
-            delete(abs(path));
-            return null;
-        }, path);
+        run(() -> delete(abs(path)), path);
     }
 
     private void delete(String p) {
@@ -112,13 +106,18 @@ final class BenchFsApi implements FsTarget {
         }
     }
 
+    /** {@link #call} for a client call that answers nothing. */
+    private static void run(Runnable op, String path) throws IOException {
+        call(() -> {
+            op.run();
+            return null;
+        }, path);
+    }
+
     private record FileHandle(StrataFile f, String path) implements Handle {
         @Override
         public void write(long pos, ByteBuffer src) throws IOException {
-            call(() -> {
-                f.write(pos, src);
-                return null;
-            }, path);
+            run(() -> f.write(pos, src), path);
         }
 
         @Override
@@ -138,18 +137,12 @@ final class BenchFsApi implements FsTarget {
 
         @Override
         public void fsync() throws IOException {
-            call(() -> {
-                f.fsync();
-                return null;
-            }, path);
+            run(f::fsync, path);
         }
 
         @Override
         public void close() throws IOException {
-            call(() -> {
-                f.close();
-                return null;
-            }, path);
+            run(f::close, path);
         }
     }
 }

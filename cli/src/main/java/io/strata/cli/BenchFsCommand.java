@@ -1,6 +1,7 @@
 package io.strata.cli;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.strata.bench.cli.BenchArgs;
 import io.strata.bench.fs.Counters;
 import io.strata.bench.fs.DirTarget;
 import io.strata.bench.fs.FsBench;
@@ -106,9 +107,9 @@ final class BenchFsCommand implements Callable<Integer> {
                     + BenchFsOptions.loadAverage() + " at the end (cluster up in " + String.format(java.util.Locale.ROOT, "%.0f", upSeconds) + " s)");
             Map<String, String> result = result(r);
             if (jobs.json) {
-                BenchFsOptions.stdout().println(FsReport.json(r, "local", result, notes));
+                BenchArgs.stdout().println(FsReport.json(r, "local", result, notes));
             } else {
-                FsReport.print(r, "local", result, notes, BenchFsOptions.stdout());
+                FsReport.print(r, "local", result, notes, BenchArgs.stdout());
             }
             return 0;
         } finally {

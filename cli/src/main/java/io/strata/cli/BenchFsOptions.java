@@ -3,7 +3,6 @@ package io.strata.cli;
 import io.strata.bench.fs.FsBench;
 import io.strata.config.Durations;
 import io.strata.core.DataSize;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Option;
@@ -72,9 +71,5 @@ final class BenchFsOptions {
         } catch (java.io.IOException | RuntimeException e) {
             return "?";
         }
-    }
-
-    static PrintStream stdout() {
-        return new PrintStream(System.out, true);
     }
 }

@@ -1,5 +1,6 @@
 package io.strata.cli;
 
+import io.strata.bench.cli.BenchArgs;
 import io.strata.bench.fs.Counters;
 import io.strata.bench.fs.DirTarget;
 import io.strata.bench.fs.FsBench;
@@ -113,9 +114,9 @@ final class BenchFsRunCommand implements Callable<Integer> {
                 }
             }
             if (jobs.json) {
-                BenchFsOptions.stdout().println(FsReport.json(r, baseline == null ? null : "baseline", result, Map.of()));
+                BenchArgs.stdout().println(FsReport.json(r, baseline == null ? null : "baseline", result, Map.of()));
             } else {
-                FsReport.print(r, baseline == null ? null : "baseline", result, Map.of(), BenchFsOptions.stdout());
+                FsReport.print(r, baseline == null ? null : "baseline", result, Map.of(), BenchArgs.stdout());
             }
             return 0;
         } finally {

@@ -66,6 +66,22 @@ final class FsCommands {
         abstract int run(StrataFileSystem fs) throws Exception;
     }
 
+    /** A command applied to each of its Strata paths in turn ({@code strata:} prefixes allowed), stopping at the first error. */
+    abstract static class EachPath extends Base {
+        @Parameters(paramLabel = "PATH", arity = "1..*", description = "Strata paths.")
+        List<String> paths;
+
+        @Override
+        int run(StrataFileSystem fs) {
+            for (String p : paths) {
+                apply(fs, strip(p));
+            }
+            return 0;
+        }
+
+        abstract void apply(StrataFileSystem fs, String path);
+    }
+
     @Command(name = "ls", mixinStandardHelpOptions = true,
             description = {"List a Strata directory (-l: with sizes, modes and times).", "",
                     "One name a line, directories marked with a trailing /; -l adds mode, links, owner, group, size and "
@@ -260,19 +276,13 @@ final class FsCommands {
             footerHeading = "%nExamples:%n",
             footer = {"  strata rm /ds/old.bin",
                     "  strata rm -r /ckpt/run1            a directory and all it holds"})
-    static final class Rm extends Base {
+    static final class Rm extends EachPath {
         @Option(names = {"-r", "--recursive"}, description = "Remove directories and what they contain.")
         boolean recursive;
 
-        @Parameters(paramLabel = "PATH", arity = "1..*", description = "Strata paths.")
-        List<String> paths;
-
         @Override
-        int run(StrataFileSystem fs) {
-            for (String p : paths) {
-                FsCommandsSupport.remove(fs, strip(p), recursive);
-            }
-            return 0;
+        void apply(StrataFileSystem fs, String path) {
+            FsCommandsSupport.remove(fs, path, recursive);
         }
     }
 
@@ -283,27 +293,20 @@ final class FsCommands {
             footerHeading = "%nExamples:%n",
             footer = {"  strata mkdir /ckpt",
                     "  strata mkdir -p /ds/train/shards"})
-    static final class Mkdir extends Base {
+    static final class Mkdir extends EachPath {
         @Option(names = {"-p", "--parents"}, description = "Create missing parents; existing directories are fine.")
         boolean parents;
 
-        @Parameters(paramLabel = "PATH", arity = "1..*", description = "Strata paths.")
-        List<String> paths;
-
         @Override
-        int run(StrataFileSystem fs) {
-            for (String p : paths) {
-                String path = strip(p);
-                at(path, () -> {
-                    if (parents) {
-                        fs.mkdirs(path);
-                    } else {
-                        fs.mkdir(path, 0755);
-                    }
-                    return null;
-                });
-            }
-            return 0;
+        void apply(StrataFileSystem fs, String path) {
+            at(path, () -> {
+                if (parents) {
+                    fs.mkdirs(path);
+                } else {
+                    fs.mkdir(path, 0755);
+                }
+                return null;
+            });
         }
     }
 

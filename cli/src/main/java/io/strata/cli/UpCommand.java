@@ -222,6 +222,10 @@ final class UpCommand implements Callable<Integer> {
         return null;
     }
 
+    /**
+     * Launches every daemon of {@code specs} at once, then waits for each in order, recording it in
+     * {@code started} and the data directory; on a failure stops all of them and rethrows.
+     */
     private static List<JavaProcess> startAll(ClusterDir dir, List<DaemonSpec> specs, Duration timeout, List<ClusterDir.Member> started)
             throws IOException {
         List<JavaProcess> ps = new ArrayList<>();
@@ -241,15 +245,7 @@ final class UpCommand implements Callable<Integer> {
     }
 
     private static JavaProcess start(ClusterDir dir, DaemonSpec d, Duration timeout, List<ClusterDir.Member> started) throws IOException {
-        JavaProcess p = launch(dir, d);
-        try {
-            started.add(await(dir, d, p, timeout));
-            dir.writeMembers(started); // so that `strata down` finds it even if `up` is interrupted
-            return p;
-        } catch (RuntimeException | IOException e) {
-            p.stop(Duration.ofSeconds(10));
-            throw e;
-        }
+        return startAll(dir, List.of(d), timeout, started).get(0);
     }
 
     private static JavaProcess launch(ClusterDir dir, DaemonSpec d) throws IOException {

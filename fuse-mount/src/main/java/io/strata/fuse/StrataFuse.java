@@ -300,6 +300,14 @@ final class StrataFuse extends FuseStubFS {
         }
     }
 
+    /** A {@link #mutation} that is one call to the meta service, waited for up to the meta bound; 0 once it is done. */
+    private int metaChange(String op, String path, Callable<CompletableFuture<?>> change) {
+        return mutation(op, path, () -> {
+            join(change.call(), metaBound);
+            return 0;
+        });
+    }
+
     /** This mount changed {@code path} (and so its parent directory's times or link count). */
     private void changed(String path) {
         if (dirAttrs != null && path != null) {
@@ -337,10 +345,7 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int chmod(String path, @mode_t long mode) {
-        return mutation("chmod", path, () -> {
-            join(who().setAttrAsync(p(path), SetAttr.mode((int) (mode & 07777))), metaBound);
-            return 0;
-        });
+        return metaChange("chmod", path, () -> who().setAttrAsync(p(path), SetAttr.mode((int) (mode & 07777))));
     }
 
     @Override
@@ -417,50 +422,32 @@ final class StrataFuse extends FuseStubFS {
 
     @Override
     public int mkdir(String path, @mode_t long mode) {
-        return mutation("mkdir", path, () -> {
-            join(who().mkdirAsync(p(path), (int) (mode & 07777)), metaBound);
-            return 0;
-        });
+        return metaChange("mkdir", path, () -> who().mkdirAsync(p(path), (int) (mode & 07777)));
     }
 
     @Override
     public int rmdir(String path) {
-        return mutation("rmdir", path, () -> {
-            join(who().rmdirAsync(p(path)), metaBound);
-            return 0;
-        });
+        return metaChange("rmdir", path, () -> who().rmdirAsync(p(path)));
     }
 
     @Override
     public int unlink(String path) {
-        return mutation("unlink", path, () -> {
-            join(who().unlinkAsync(p(path)), metaBound);
-            return 0;
-        });
+        return metaChange("unlink", path, () -> who().unlinkAsync(p(path)));
     }
 
     @Override
     public int rename(String oldpath, String newpath) {
-        return mutation("rename", null, () -> {
-            join(who().renameAsync(p(oldpath), p(newpath)), metaBound);
-            return 0;
-        });
+        return metaChange("rename", null, () -> who().renameAsync(p(oldpath), p(newpath)));
     }
 
     @Override
     public int symlink(String oldpath, String newpath) {
-        return mutation("symlink", newpath, () -> {
-            join(who().symlinkAsync(oldpath, p(newpath)), metaBound);
-            return 0;
-        });
+        return metaChange("symlink", newpath, () -> who().symlinkAsync(oldpath, p(newpath)));
     }
 
     @Override
     public int link(String oldpath, String newpath) {
-        return mutation("link", newpath, () -> {
-            join(who().linkAsync(p(oldpath), p(newpath)), metaBound);
-            return 0;
-        });
+        return metaChange("link", newpath, () -> who().linkAsync(p(oldpath), p(newpath)));
     }
 
     @Override
@@ -651,6 +638,22 @@ final class StrataFuse extends FuseStubFS {
         return name.startsWith("security.") || name.startsWith("system.") || name.startsWith("trusted.");
     }
 
+    /**
+     * How getxattr and listxattr answer with {@code v}: its length when {@code size} is 0 (the
+     * caller asks how much room it needs), ERANGE when it does not fit {@code size}, else its
+     * length once copied into {@code buf}.
+     */
+    private static int copyOut(byte[] v, Pointer buf, long size) {
+        if (size == 0) {
+            return v.length;
+        }
+        if (size < v.length) {
+            return -FuseErrors.ERANGE;
+        }
+        buf.put(0, v, 0, v.length);
+        return v.length;
+    }
+
     @Override
     public int getxattr(String path, String name, Pointer value, @size_t long size) {
         if (unsupportedNamespace(name)) {
@@ -661,24 +664,10 @@ final class StrataFuse extends FuseStubFS {
             if (CacheXattrs.handles(name)) {
                 // statistics change between the size probe and the read: the probe leaves room
                 byte[] v = cache.get(w, p(path), "/".equals(path), name);
-                if (size == 0) {
-                    return v.length + 256;
-                }
-                if (size < v.length) {
-                    return -FuseErrors.ERANGE;
-                }
-                value.put(0, v, 0, v.length);
-                return v.length;
+                return size == 0 ? v.length + 256 : copyOut(v, value, size);
             }
             byte[] v = join(PolicyXattrs.handles(name) ? PolicyXattrs.get(w, p(path), name) : w.getXattrAsync(p(path), name), metaBound);
-            if (size == 0) {
-                return v.length;
-            }
-            if (size < v.length) {
-                return -FuseErrors.ERANGE;
-            }
-            value.put(0, v, 0, v.length);
-            return v.length;
+            return copyOut(v, value, size);
         });
     }
 
@@ -716,15 +705,7 @@ final class StrataFuse extends FuseStubFS {
                 out.writeBytes(n.getBytes(StandardCharsets.UTF_8));
                 out.write(0);
             }
-            byte[] b = out.toByteArray();
-            if (size == 0) {
-                return b.length;
-            }
-            if (size < b.length) {
-                return -FuseErrors.ERANGE;
-            }
-            list.put(0, b, 0, b.length);
-            return b.length;
+            return copyOut(out.toByteArray(), list, size);
         });
     }
 

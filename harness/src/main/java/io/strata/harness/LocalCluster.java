@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -62,7 +61,7 @@ public final class LocalCluster implements AutoCloseable {
     private LocalCluster(Builder b, StorageCluster storage) {
         this.b = b;
         this.storage = storage;
-        this.metaPort = freePort();
+        this.metaPort = Ports.free();
     }
 
     public static Builder builder(Path dir, long seed) {
@@ -73,39 +72,37 @@ public final class LocalCluster implements AutoCloseable {
     public static final class Builder {
         private final Path dir;
         private final long seed;
-        private int storageNodes = 3;
-        private int chains = 6;
-        private int replicas = 3;
-        private StorageCluster.Mode storageMode = StorageCluster.Mode.IN_PROCESS;
+        /** The storage nodes' settings live in their own builder; the setters below pass them on. */
+        private final StorageCluster.Builder storage;
         private MetaMode metaMode = MetaMode.PROCESS;
         private String metaMain = META_SERVER_MAIN;
         private Duration gcInterval = Duration.ofMillis(200);
         private boolean metaSync = true;
-        private Duration forwardTimeout = Duration.ofSeconds(2);
-        private List<String> jvmArgs = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+        private List<String> jvmArgs = StorageCluster.CHILD_JVM_ARGS;
 
         private Builder(Path dir, long seed) {
             this.dir = dir;
             this.seed = seed;
+            this.storage = StorageCluster.builder(dir.resolve("storage"), seed).chains(6);
         }
 
         public Builder storageNodes(int n) {
-            this.storageNodes = n;
+            storage.nodes(n);
             return this;
         }
 
         public Builder chains(int n) {
-            this.chains = n;
+            storage.chains(n);
             return this;
         }
 
         public Builder replicas(int n) {
-            this.replicas = n;
+            storage.replicas(n);
             return this;
         }
 
         public Builder storageMode(StorageCluster.Mode m) {
-            this.storageMode = m;
+            storage.mode(m);
             return this;
         }
 
@@ -142,27 +139,19 @@ public final class LocalCluster implements AutoCloseable {
         }
 
         public Builder forwardTimeout(Duration d) {
-            this.forwardTimeout = d;
+            storage.forwardTimeout(d);
             return this;
         }
 
-        /** JVM flags of child processes. */
+        /** JVM flags of child processes (storage nodes, the meta service, {@link LocalCluster#startProcess} daemons). */
         public Builder jvmArgs(List<String> args) {
             this.jvmArgs = List.copyOf(args);
+            storage.jvmArgs(args);
             return this;
         }
 
         public LocalCluster start() {
-            StorageCluster s = StorageCluster.builder(dir.resolve("storage"), seed).nodes(storageNodes).chains(chains)
-                    .replicas(replicas).mode(storageMode).forwardTimeout(forwardTimeout).jvmArgs(jvmArgs).start();
-            LocalCluster c = new LocalCluster(this, s);
-            try {
-                c.startMeta();
-            } catch (RuntimeException e) {
-                c.close();
-                throw e;
-            }
-            return c;
+            return Lifecycle.startOrClose(new LocalCluster(this, storage.start()), LocalCluster::startMeta);
         }
     }
 
@@ -339,23 +328,6 @@ public final class LocalCluster implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         return p;
-    }
-
-    static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // best effort
-        }
     }
 
     @Override

@@ -10,7 +10,6 @@ import io.strata.core.util.Eventually;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -177,36 +176,23 @@ public final class MiniMgmtdCluster implements AutoCloseable {
         public MiniMgmtdCluster start() {
             List<MgmtdConfig.Peer> ps = new ArrayList<>();
             for (int i = 1; i <= peers; i++) {
-                ps.add(new MgmtdConfig.Peer("m" + i, loopback(freePort()), loopback(freePort())));
+                ps.add(new MgmtdConfig.Peer("m" + i, loopback(Ports.free()), loopback(Ports.free())));
             }
             List<MgmtdConfig> cfgs = new ArrayList<>();
             for (MgmtdConfig.Peer p : ps) {
                 cfgs.add(new MgmtdConfig(p.id(), ps, dir.resolve(p.id()), lease, lease.dividedBy(5),
                         Duration.ofMillis(Math.max(10, lease.toMillis() / 40)), election, snapshotEvery, autoTable, RpcOptions.DEFAULTS));
             }
-            MiniMgmtdCluster m = new MiniMgmtdCluster(cfgs, seed);
-            try {
+            return Lifecycle.startOrClose(new MiniMgmtdCluster(cfgs, seed), m -> {
                 for (int i = 0; i < peers; i++) {
                     m.start(i);
                 }
                 m.awaitLeader(Duration.ofSeconds(30));
-            } catch (RuntimeException | Error e) {
-                m.close();
-                throw e;
-            }
-            return m;
+            });
         }
 
         private static InetSocketAddress loopback(int port) {
             return InetSocketAddress.createUnresolved("127.0.0.1", port);
-        }
-
-        private static int freePort() {
-            try (ServerSocket s = new ServerSocket(0)) {
-                return s.getLocalPort();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
         }
     }
 }

@@ -32,7 +32,6 @@ import io.strata.core.util.Eventually;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -77,6 +76,12 @@ public final class StorageCluster implements AutoCloseable {
     /** Where the nodes run. */
     public enum Mode { IN_PROCESS, PROCESSES }
 
+    /**
+     * The default flags of the harness's child JVMs: short-lived test processes, whose C1 only and
+     * serial GC start faster and leave the cores to the test.
+     */
+    static final List<String> CHILD_JVM_ARGS = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
     private final Builder b;
     private final StaticRoutingSource routing = new StaticRoutingSource(RoutingInfo.EMPTY);
     private MiniMgmtdCluster mgmtd;
@@ -113,8 +118,7 @@ public final class StorageCluster implements AutoCloseable {
         private Duration forwardTimeout = Duration.ofSeconds(2);
         private Duration lease;
         private DataSize resyncBandwidth = io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
-        // short-lived test processes: C1 only and a serial GC start faster and leave the cores to the test
-        private List<String> jvmArgs = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+        private List<String> jvmArgs = CHILD_JVM_ARGS;
 
         private Builder(Path dir, long seed) {
             this.dir = dir;
@@ -177,14 +181,7 @@ public final class StorageCluster implements AutoCloseable {
             if (replicas < 1 || replicas > nodes || chains < 1 || chains > 999) {
                 throw new IllegalArgumentException("need 1 <= replicas <= nodes and 1..999 chains");
             }
-            StorageCluster c = new StorageCluster(this);
-            try {
-                c.startAll();
-            } catch (RuntimeException e) {
-                c.close();
-                throw e;
-            }
-            return c;
+            return Lifecycle.startOrClose(new StorageCluster(this), StorageCluster::startAll);
         }
     }
 
@@ -196,7 +193,7 @@ public final class StorageCluster implements AutoCloseable {
         }
         if (b.mode == Mode.PROCESSES) {
             for (int i = 1; i <= b.nodes; i++) {
-                addresses[i] = new InetSocketAddress("127.0.0.1", freePort());
+                addresses[i] = new InetSocketAddress("127.0.0.1", Ports.free());
             }
             if (!managed()) {
                 routing.update(routingInfo(1, Map.of()));
@@ -438,11 +435,6 @@ public final class StorageCluster implements AutoCloseable {
         addresses[i] = nodes[i].address();
     }
 
-    private void startProcess(int i, String crashAt) {
-        launchProcess(i, crashAt);
-        awaitProcess(i);
-    }
-
     private void awaitProcess(int i) {
         processes[i].awaitReady(() -> Files.exists(nodeDir(i).resolve("ready.properties")), Duration.ofSeconds(60));
     }
@@ -480,37 +472,10 @@ public final class StorageCluster implements AutoCloseable {
         for (StorageConfig.Target t : config(i).targets()) {
             s.append("[[storage.targets]]\nid = ").append(t.id().value()).append("\npath = \"").append(t.path()).append("\"\n");
         }
-        if (managed()) {
-            return s.toString();
-        }
-        RoutingInfo r = routing.current();
-        s.append("\n[routing]\nversion = ").append(r.version()).append('\n');
-        for (NodeInfo n : r.nodes().values()) {
-            s.append("[[routing.nodes]]\nid = ").append(n.id().value()).append("\naddress = \"").append(n.hostPort())
-                    .append("\"\nlabels = { host = \"").append(n.domain("host")).append("\" }\n");
-        }
-        for (TargetInfo t : r.targets().values()) {
-            s.append("[[routing.targets]]\nid = ").append(t.id().value()).append("\nnode = ").append(t.node().value())
-                    .append("\nstate = \"").append(t.state().publicName()).append("\"\n");
-        }
-        for (ChainInfo c : r.chains().values()) {
-            s.append("[[routing.chains]]\nid = ").append(c.id().value()).append("\nversion = ").append(c.version())
-                    .append("\ntargets = ").append(c.targets().stream().map(t -> String.valueOf(t.value())).toList()).append('\n');
-        }
-        for (ChainTable t : r.tables()) {
-            s.append("[[routing.tables]]\nid = ").append(t.id()).append("\nversion = ").append(t.version()).append("\nchains = ")
-                    .append(t.chains().stream().map(c -> String.valueOf(c.value())).toList()).append('\n');
+        if (!managed()) {
+            s.append('\n').append(RoutingToml.of(routing.current()));
         }
         return s.toString();
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /** An in-process node (fails for process clusters). */
@@ -565,7 +530,7 @@ public final class StorageCluster implements AutoCloseable {
 
     /** Starts node {@code i} again on the same address and directories. */
     public void restart(int i) {
-        restart(i, null);
+        restart(i, null, true);
     }
 
     /**
@@ -575,14 +540,7 @@ public final class StorageCluster implements AutoCloseable {
      * time the way back.
      */
     public void restartAsync(int i) {
-        if (isRunning(i)) {
-            throw new IllegalStateException("storage-" + i + " is running");
-        }
-        if (b.mode == Mode.PROCESSES) {
-            launchProcess(i, null);
-        } else {
-            startInProcess(i);
-        }
+        restart(i, null, false);
     }
 
     /**
@@ -593,17 +551,21 @@ public final class StorageCluster implements AutoCloseable {
         if (b.mode != Mode.PROCESSES) {
             throw new IllegalStateException("armed restarts are for process clusters");
         }
-        restart(i, point + ":" + n);
+        restart(i, point + ":" + n, true);
     }
 
-    private void restart(int i, String crashAt) {
+    /** {@code awaitReady}: a process node is waited for until it serves (in-process nodes always are). */
+    private void restart(int i, String crashAt, boolean awaitReady) {
         if (isRunning(i)) {
             throw new IllegalStateException("storage-" + i + " is running");
         }
-        if (b.mode == Mode.PROCESSES) {
-            startProcess(i, crashAt);
-        } else {
+        if (b.mode == Mode.IN_PROCESS) {
             startInProcess(i);
+            return;
+        }
+        launchProcess(i, crashAt);
+        if (awaitReady) {
+            awaitProcess(i);
         }
     }
 
@@ -642,11 +604,7 @@ public final class StorageCluster implements AutoCloseable {
         }
         // clients were added after their contexts: close in reverse
         for (int k = cs.size() - 1; k >= 0; k--) {
-            try {
-                cs.get(k).close();
-            } catch (Exception ignored) {
-                // best effort
-            }
+            Lifecycle.closeQuietly(cs.get(k));
         }
         for (int i = 1; i <= b.nodes; i++) {
             if (b.mode == Mode.PROCESSES) {

@@ -5,6 +5,7 @@ import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
 import io.strata.core.util.Eventually;
 import io.strata.protocol.storage.StorageMessages;
+import static io.strata.testing.Buffers.drain;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -71,20 +72,10 @@ class CraqTest {
         f.close();
     }
 
-    static byte[] bytes(ByteBuf b) {
-        try {
-            byte[] out = new byte[b.readableBytes()];
-            b.getBytes(b.readerIndex(), out);
-            return out;
-        } finally {
-            b.release();
-        }
-    }
-
     byte[] readFrom(ChunkAddress a, int node) {
         TargetId t = StorageCluster.target(node, a.chain().value());
         ChunkRead r = Futures.join(client.readChunkAsync(a, 0, a.chunkSize(), IO, Optional.of(t)));
-        return bytes(r.data());
+        return drain(r.data());
     }
 
     void write(ChunkAddress a, long offset, byte[] data) {

@@ -3,6 +3,7 @@ package io.strata.storage;
 import io.strata.harness.StorageCluster;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
+import static io.strata.testing.Buffers.drain;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -33,16 +34,6 @@ class SendfileReadTest {
     @TempDir
     Path dir;
 
-    static byte[] bytes(ByteBuf b) {
-        try {
-            byte[] out = new byte[b.readableBytes()];
-            b.getBytes(b.readerIndex(), out);
-            return out;
-        } finally {
-            b.release();
-        }
-    }
-
     @Test
     void zeroCopyReadsAreCheckedByTheClient() throws Exception {
         try (StorageCluster f = StorageCluster.builder(dir, 51).nodes(3).chains(1).engine(EngineOptions.DEFAULTS.withVerifyReads(false)).start()) {
@@ -55,8 +46,8 @@ class SendfileReadTest {
             b.release();
             for (int n = 1; n <= 3; n++) {
                 TargetId t = StorageCluster.target(n, 1);
-                assertThat(bytes(Futures.join(c.readChunkAsync(a, 0, SIZE, IO, Optional.of(t))).data())).isEqualTo(data);
-                assertThat(bytes(Futures.join(c.readChunkAsync(a, 1000, 5000, IO, Optional.of(t))).data()))
+                assertThat(drain(Futures.join(c.readChunkAsync(a, 0, SIZE, IO, Optional.of(t))).data())).isEqualTo(data);
+                assertThat(drain(Futures.join(c.readChunkAsync(a, 1000, 5000, IO, Optional.of(t))).data()))
                         .as("an unaligned range (sent unchecked)").isEqualTo(Arrays.copyOfRange(data, 1000, 6000));
             }
             // damage node 2's copy on disk: reads through node 2 notice and move on to another replica
@@ -66,7 +57,7 @@ class SendfileReadTest {
                 raf.write(raf.read() ^ 1);
             }
             StorageClient.ChunkRead r = Futures.join(c.readChunkAsync(a, 0, SIZE, IO, Optional.of(StorageCluster.target(2, 1))));
-            assertThat(bytes(r.data())).isEqualTo(data);
+            assertThat(drain(r.data())).isEqualTo(data);
             double served = f.context(1).meters().find("strata.storage.requests").tag("op", "read").counters().stream()
                     .mapToDouble(x -> x.count()).sum() + f.context(3).meters().find("strata.storage.requests").tag("op", "read").counters()
                     .stream().mapToDouble(x -> x.count()).sum();

@@ -4,6 +4,7 @@ import io.strata.harness.StorageCluster;
 import io.strata.l3.ReadPolicy;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
+import static io.strata.testing.Buffers.drain;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -48,16 +49,6 @@ class StorageClientTest {
         f.close();
     }
 
-    static byte[] bytes(ByteBuf b) {
-        try {
-            byte[] out = new byte[b.readableBytes()];
-            b.getBytes(b.readerIndex(), out);
-            return out;
-        } finally {
-            b.release();
-        }
-    }
-
     @Test
     void writesToDifferentChainsRunInParallelAndReadBack() {
         StorageClient c = f.client("c", StorageClientOptions.DEFAULTS);
@@ -75,7 +66,7 @@ class StorageClientTest {
         bufs.forEach(ByteBuf::release);
         for (int chain = 1; chain <= 3; chain++) {
             for (int i = 0; i < 4; i++) {
-                assertThat(bytes(Futures.join(c.readAsync(StorageCluster.chunk(50, chain * 10 + i, chain, SIZE), 0, SIZE, IO))))
+                assertThat(drain(Futures.join(c.readAsync(StorageCluster.chunk(50, chain * 10 + i, chain, SIZE), 0, SIZE, IO))))
                         .isEqualTo(new byte[]{(byte) chain, (byte) i});
             }
         }
@@ -133,7 +124,7 @@ class StorageClientTest {
         f.kill(2);
         for (int i = 0; i < 3; i++) {
             ByteBuf r = Futures.join(c.readChunkAsync(a, 0, 2, IO, Optional.of(TargetId.of(201)))).data();
-            assertThat(bytes(r)).isEqualTo(new byte[]{4, 2});
+            assertThat(drain(r)).isEqualTo(new byte[]{4, 2});
         }
     }
 

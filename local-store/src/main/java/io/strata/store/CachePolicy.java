@@ -151,12 +151,7 @@ public final class CachePolicy<K, E extends CacheEntry<K>> {
 
     /** Takes every entry whose key matches out of the index; returns them. */
     public synchronized List<E> removeIf(Predicate<K> which) {
-        List<E> out = new ArrayList<>();
-        for (E e : all.values()) {
-            if (which.test(e.key())) {
-                out.add(e);
-            }
-        }
+        List<E> out = matching(which);
         for (E e : out) {
             remove(e);
         }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.strata.testing.Buffers;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -48,14 +49,7 @@ class CheckedReadsTest {
     }
 
     byte[] read(long start, int n) throws IOException {
-        ByteBuf b = CheckedReads.read(file, data.length, start, n, crcs, i -> expected[i], ALLOC);
-        try {
-            byte[] out = new byte[b.readableBytes()];
-            b.readBytes(out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return Buffers.drain(CheckedReads.read(file, data.length, start, n, crcs, i -> expected[i], ALLOC));
     }
 
     void flip(long at) throws IOException {

@@ -33,34 +33,6 @@ final class Managers {
         }
     }
 
-    static io.strata.protocol.routing.RoutingInfo sampleRouting() {
-        return io.strata.placement.StaticRoutingSource.fromConfig(io.strata.config.ConfigNode.parse("""
-                [routing]
-                version = 7
-                [[routing.nodes]]
-                id = 1
-                address = "127.0.0.1:9101"
-                labels = { host = "a", rack = "r1" }
-                [[routing.nodes]]
-                id = 2
-                address = "127.0.0.1:9102"
-                [[routing.targets]]
-                id = 101
-                node = 1
-                [[routing.targets]]
-                id = 201
-                node = 2
-                state = "syncing"
-                [[routing.chains]]
-                id = 1
-                version = 4
-                targets = [101, 201]
-                [[routing.tables]]
-                id = 1
-                chains = [1]
-                """, "t").section("routing")).current();
-    }
-
     /** Configs of an n-peer group sharing {@code dir}; peers m1..mn. */
     static List<MgmtdConfig> group(Path dir, int n, Duration lease) {
         List<MgmtdConfig.Peer> peers = new ArrayList<>();

@@ -206,6 +206,19 @@ public final class MetaStore implements Meta, AutoCloseable {
         T apply(NsTx t, InodeId newId, long nowMillis);
     }
 
+    /** A {@link #write} that creates no inode and answers nothing but its completion (its idempotency record holds no answer). */
+    private CompletableFuture<Void> writeVoid(String op, RequestId req, VoidBody body) {
+        return write(op, req, null, (t, id, ms) -> {
+            body.apply(t, ms);
+            return null;
+        }, MetaStore::none, MetaStore::none);
+    }
+
+    @FunctionalInterface
+    private interface VoidBody {
+        void apply(NsTx t, long nowMillis);
+    }
+
     private static final byte[] NONE = new byte[0];
 
     private static byte[] attrsBytes(InodeAttrs a) {
@@ -276,27 +289,18 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<Void> unlinkAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return write("unlink", req, null, (t, id, ms) -> {
-            ops.unlink(t, c, parent, name, ms);
-            return null;
-        }, MetaStore::none, MetaStore::none);
+        return writeVoid("unlink", req, (t, ms) -> ops.unlink(t, c, parent, name, ms));
     }
 
     @Override
     public CompletableFuture<Void> rmdirAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return write("rmdir", req, null, (t, id, ms) -> {
-            ops.rmdir(t, c, parent, name);
-            return null;
-        }, MetaStore::none, MetaStore::none);
+        return writeVoid("rmdir", req, (t, ms) -> ops.rmdir(t, c, parent, name));
     }
 
     @Override
     public CompletableFuture<Void> renameAsync(Caller c, InodeId srcParent, String srcName, InodeId dstParent, String dstName,
                                                boolean noReplace, RequestId req) {
-        return write("rename", req, null, (t, id, ms) -> {
-            ops.rename(t, c, srcParent, srcName, dstParent, dstName, noReplace, ms);
-            return null;
-        }, MetaStore::none, MetaStore::none);
+        return writeVoid("rename", req, (t, ms) -> ops.rename(t, c, srcParent, srcName, dstParent, dstName, noReplace, ms));
     }
 
     @Override
@@ -354,10 +358,7 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<Void> setxattrAsync(Caller c, InodeId inode, String name, byte[] value, int flags, RequestId req) {
-        return write("setxattr", req, null, (t, id, ms) -> {
-            ops.setxattr(t, c, inode, name, value, flags);
-            return null;
-        }, MetaStore::none, MetaStore::none);
+        return writeVoid("setxattr", req, (t, ms) -> ops.setxattr(t, c, inode, name, value, flags));
     }
 
     @Override
@@ -367,10 +368,7 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<Void> removexattrAsync(Caller c, InodeId inode, String name, RequestId req) {
-        return write("removexattr", req, null, (t, id, ms) -> {
-            ops.removexattr(t, c, inode, name);
-            return null;
-        }, MetaStore::none, MetaStore::none);
+        return writeVoid("removexattr", req, (t, ms) -> ops.removexattr(t, c, inode, name));
     }
 
     @Override
@@ -380,10 +378,7 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<PolicyInfo> policySetAsync(Caller c, InodeId dir, List<String> assignments, RequestId req) {
-        CompletableFuture<Void> set = write("policy-set", req, null, (t, id, ms) -> {
-            ops.policySet(t, c, dir, assignments);
-            return null;
-        }, MetaStore::none, MetaStore::none);
+        CompletableFuture<Void> set = writeVoid("policy-set", req, (t, ms) -> ops.policySet(t, c, dir, assignments));
         return set.thenCompose(v -> policyGetAsync(c, dir));
     }
 

@@ -174,13 +174,32 @@ final class NamespaceOps {
         return (dir.mode() & Permissions.SETGID) != 0 ? dir.gid() : c.gid();
     }
 
+    private static StrataException exists(String name, InodeId parent) {
+        return new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(name) + "\" exists in " + parent);
+    }
+
+    private static void requireFree(NsTx t, InodeId parent, String name) {
+        if (t.dentry(parent, name) != null) {
+            throw exists(name, parent);
+        }
+    }
+
+    /** Stores new inode {@code a} under {@code name} in {@code parent}: its entry, the parent's times, the inode count. */
+    private static InodeAttrs insert(NsTx t, InodeId parent, String name, InodeAttrs a) {
+        t.putInode(a);
+        t.putDentry(parent, name, a.id(), a.type());
+        t.touchDir(parent);
+        t.countInodes(1);
+        return a;
+    }
+
     InodeAttrs create(NsTx t, Caller c, InodeId parent, String name, int mode, boolean exclusive, InodeId newId) {
         Names.checkMode(mode);
         InodeAttrs dir = parentForCreate(t, c, parent, name, "create");
         NsTx.Dentry existing = t.dentry(parent, name);
         if (existing != null) {
             if (exclusive) {
-                throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(name) + "\" exists in " + parent);
+                throw exists(name, parent);
             }
             InodeAttrs a = t.requireInode(existing.child());
             if (a.isDirectory()) {
@@ -199,43 +218,27 @@ final class NamespaceOps {
         }
         InodeAttrs a = new InodeAttrs(newId, InodeType.FILE, mode, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now,
                 null, "", "", layout, fixed, 0);
-        t.putInode(a);
-        t.putDentry(parent, name, newId, InodeType.FILE);
-        t.touchDir(parent);
-        t.countInodes(1);
-        return a;
+        return insert(t, parent, name, a);
     }
 
     InodeAttrs mkdir(NsTx t, Caller c, InodeId parent, String name, int mode, InodeId newId) {
         Names.checkMode(mode);
         InodeAttrs dir = parentForCreate(t, c, parent, name, "mkdir");
-        if (t.dentry(parent, name) != null) {
-            throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(name) + "\" exists in " + parent);
-        }
+        requireFree(t, parent, name);
         int m = (dir.mode() & Permissions.SETGID) != 0 ? mode | Permissions.SETGID : mode;
         InodeAttrs a = new InodeAttrs(newId, InodeType.DIRECTORY, m, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now,
                 parent, name, "", null, Map.of(), 0);
-        t.putInode(a);
-        t.putDentry(parent, name, newId, InodeType.DIRECTORY);
-        t.touchDir(parent);
-        t.countInodes(1);
-        return a;
+        return insert(t, parent, name, a);
     }
 
     InodeAttrs symlink(NsTx t, Caller c, InodeId parent, String name, String target, InodeId newId) {
         Names.checkSymlinkTarget(target);
         InodeAttrs dir = parentForCreate(t, c, parent, name, "symlink");
-        if (t.dentry(parent, name) != null) {
-            throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(name) + "\" exists in " + parent);
-        }
+        requireFree(t, parent, name);
         InodeAttrs a = new InodeAttrs(newId, InodeType.SYMLINK, 0777, c.uid(), newGid(c, dir), 1,
                 target.getBytes(java.nio.charset.StandardCharsets.UTF_8).length, 1, t.now, t.now, t.now, null, "", target,
                 null, Map.of(), 0);
-        t.putInode(a);
-        t.putDentry(parent, name, newId, InodeType.SYMLINK);
-        t.touchDir(parent);
-        t.countInodes(1);
-        return a;
+        return insert(t, parent, name, a);
     }
 
     InodeAttrs link(NsTx t, Caller c, InodeId inode, InodeId newParent, String newName) {
@@ -250,9 +253,7 @@ final class NamespaceOps {
         if (a.nlink() >= MAX_LINKS) {
             throw new StrataException(Status.TOO_MANY_LINKS, "link: " + inode + " has " + a.nlink() + " links");
         }
-        if (t.dentry(newParent, newName) != null) {
-            throw new StrataException(Status.ALREADY_EXISTS, "\"" + Names.printable(newName) + "\" exists in " + newParent);
-        }
+        requireFree(t, newParent, newName);
         InodeAttrs linked = a.withNlink(a.nlink() + 1, t.now);
         t.putInode(linked);
         t.putDentry(dir.id(), newName, inode, a.type());

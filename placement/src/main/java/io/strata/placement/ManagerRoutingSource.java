@@ -6,9 +6,7 @@ import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.mgmtd.MgmtdMessage.GetRouting;
 import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -28,7 +26,7 @@ public final class ManagerRoutingSource implements RoutingSource {
     private final MgmtdClient client;
     private final Duration watchWait;
     private final Duration callTimeout;
-    private final List<Consumer<RoutingInfo>> listeners = new CopyOnWriteArrayList<>();
+    private final Listeners<RoutingInfo> listeners = new Listeners<>();
     private volatile RoutingInfo current = RoutingInfo.EMPTY;
     private volatile boolean closed;
     private CompletableFuture<RoutingInfo> refreshing;
@@ -83,13 +81,7 @@ public final class ManagerRoutingSource implements RoutingSource {
                 return current;
             }
             current = r;
-            for (Consumer<RoutingInfo> l : listeners) {
-                try {
-                    l.accept(r);
-                } catch (RuntimeException e) {
-                    LOG.warn("routing listener failed on version {}: {}", r.version(), e.toString());
-                }
-            }
+            listeners.tell(r, e -> LOG.warn("routing listener failed on version {}: {}", r.version(), e.toString()));
             return r;
         }
     }

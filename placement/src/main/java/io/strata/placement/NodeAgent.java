@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -62,7 +61,7 @@ public final class NodeAgent implements AutoCloseable {
     private final Map<TargetId, LocalState> local = new ConcurrentHashMap<>();
     private final Map<TargetId, Long> syncedAt = new ConcurrentHashMap<>();
     private final Map<TargetId, Boolean> failed = new ConcurrentHashMap<>();
-    private final List<Consumer<Boolean>> fenceListeners = new CopyOnWriteArrayList<>();
+    private final Listeners<Boolean> fenceListeners = new Listeners<>();
     private final CompletableFuture<Void> firstLease = new CompletableFuture<>();
     private volatile boolean fenced = true;
     private volatile long leaseNanos;
@@ -301,13 +300,7 @@ public final class NodeAgent implements AutoCloseable {
             return;
         }
         fenced = f;
-        for (Consumer<Boolean> l : fenceListeners) {
-            try {
-                l.accept(f);
-            } catch (RuntimeException e) {
-                LOG.warn("{}: fence listener failed: {}", node.id(), e.toString());
-            }
-        }
+        fenceListeners.tell(f, e -> LOG.warn("{}: fence listener failed: {}", node.id(), e.toString()));
     }
 
     // ---- routing ----------------------------------------------------------------------------

@@ -35,6 +35,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 
 /**
  * The CRAQ protocol on one storage node (docs/internals/craq.md).
@@ -410,25 +411,20 @@ final class CraqService {
     CompletableFuture<Reply> read(Request<ReadChunk> req) {
         long start = node.context().clock().nanoTime();
         ReadChunk m = req.message();
-        CompletableFuture<Reply> result;
-        try {
-            node.gate().check();
+        return node.gate().serve(() -> {
             ChunkAddress a = m.chunk().address();
             if (m.offset() < 0 || m.length() < 0 || m.offset() + m.length() > a.chunkSize()) {
                 throw new StrataException(Status.OFFSET_OUT_OF_RANGE, "read of " + m.length() + " bytes at offset " + m.offset()
                         + " does not fit chunk " + a.id() + " of " + a.chunkSize() + " bytes");
             }
             long deadline = deadline(req, TimeUnit.SECONDS.toNanos(30));
-            result = node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
+            return node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
                 if (!view.state().readable()) {
                     throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName() + ", not serving reads");
                 }
                 return readAttempt(view, a, m, deadline, 1);
             });
-        } catch (RuntimeException e) {
-            result = CompletableFuture.failedFuture(e);
-        }
-        return result.whenComplete((r, e) -> {
+        }).whenComplete((r, e) -> {
             if (r != null) {
                 metrics.bytes("read", r.payload().length());
             }
@@ -586,44 +582,39 @@ final class CraqService {
     // ---- version queries and stats ----
 
     CompletableFuture<Reply> query(Request<QueryVersion> req) {
-        long start = node.context().clock().nanoTime();
         QueryVersion m = req.message();
-        CompletableFuture<Reply> result;
-        try {
-            node.gate().check();
-            ChunkAddress a = m.chunk().address();
-            result = node.view(a.chain(), m.chainVersion()).thenApplyAsync(view -> {
-                if (!view.isTail()) {
-                    throw new StrataException.StaleRouting(view.self() + " is not the tail of " + a.chain(), view.version());
-                }
-                if (receiver.untrusted(view, a.id())) {
-                    return Reply.of(new VersionIs(VERSION_UNKNOWN)); // a syncing tail that has not seen this chunk yet
-                }
-                ChunkMeta meta = view.engine().meta(a.id(), a.chunkSize());
-                return Reply.of(new VersionIs(meta.committedVersion()));
-            }, node.io());
-        } catch (RuntimeException e) {
-            result = CompletableFuture.failedFuture(e);
-        }
-        return result.whenComplete((r, e) -> metrics.done("query", start, e));
+        return inspect("query", m.chunk(), m.chainVersion(), (view, a) -> {
+            if (!view.isTail()) {
+                throw new StrataException.StaleRouting(view.self() + " is not the tail of " + a.chain(), view.version());
+            }
+            if (receiver.untrusted(view, a.id())) {
+                return Reply.of(new VersionIs(VERSION_UNKNOWN)); // a syncing tail that has not seen this chunk yet
+            }
+            ChunkMeta meta = view.engine().meta(a.id(), a.chunkSize());
+            return Reply.of(new VersionIs(meta.committedVersion()));
+        });
     }
 
     CompletableFuture<Reply> stat(Request<StatChunk> req) {
-        long start = node.context().clock().nanoTime();
         StatChunk m = req.message();
-        CompletableFuture<Reply> result;
-        try {
-            node.gate().check();
-            ChunkAddress a = m.chunk().address();
-            result = node.view(a.chain(), m.chainVersion()).thenApplyAsync(view -> {
-                ChunkMeta meta = view.engine().meta(a.id(), a.chunkSize());
-                ChunkVersion c = meta.committed();
-                return Reply.of(new ChunkStat(meta.committedVersion(), meta.pending() == null ? 0 : meta.pending().version(),
-                        meta.committedLength(), c == null ? 0 : c.crc(), c != null && c.removed()));
-            }, node.io());
-        } catch (RuntimeException e) {
-            result = CompletableFuture.failedFuture(e);
-        }
-        return result.whenComplete((r, e) -> metrics.done("stat", start, e));
+        return inspect("stat", m.chunk(), m.chainVersion(), (view, a) -> {
+            ChunkMeta meta = view.engine().meta(a.id(), a.chunkSize());
+            ChunkVersion c = meta.committed();
+            return Reply.of(new ChunkStat(meta.committedVersion(), meta.pending() == null ? 0 : meta.pending().version(),
+                    meta.committedLength(), c == null ? 0 : c.crc(), c != null && c.removed()));
+        });
+    }
+
+    /**
+     * A question about one chunk that changes nothing (query, stat): through the serving gate,
+     * answered from the chain view on the I/O pool, counted and timed as {@code op}.
+     */
+    private CompletableFuture<Reply> inspect(String op, ChunkRef chunk, long chainVersion,
+                                             BiFunction<ChainView, ChunkAddress, Reply> answer) {
+        long start = node.context().clock().nanoTime();
+        return node.gate().serve(() -> {
+            ChunkAddress a = chunk.address();
+            return node.view(a.chain(), chainVersion).thenApplyAsync(view -> answer.apply(view, a), node.io());
+        }).whenComplete((r, e) -> metrics.done(op, start, e));
     }
 }

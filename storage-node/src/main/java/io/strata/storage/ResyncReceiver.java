@@ -148,44 +148,32 @@ final class ResyncReceiver {
     /** ListChunks: a page of this replica's chunk summaries on the chain (any state: tools use it too). */
     CompletableFuture<Reply> list(Request<ListChunks> req) {
         ListChunks m = req.message();
-        try {
-            node.gate().check();
-            return node.view(ChainId.of(m.chain()), m.chainVersion()).thenApplyAsync(view -> {
-                Optional<ChunkId> after = m.first() ? Optional.empty() : Optional.of(ChunkId.of(m.afterInode(), m.afterIndex()));
-                List<ChunkMeta> page = view.engine().scan(after, m.max() + 1);
-                List<ChunkSummary> out = new ArrayList<>(Math.min(page.size(), m.max()));
-                for (int i = 0; i < page.size() && i < m.max(); i++) {
-                    out.add(page.get(i).summary());
-                }
-                return Reply.of(new ChunkList(out, page.size() > m.max()));
-            }, node.io());
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return node.gate().serve(() -> node.view(ChainId.of(m.chain()), m.chainVersion()).thenApplyAsync(view -> {
+            Optional<ChunkId> after = m.first() ? Optional.empty() : Optional.of(ChunkId.of(m.afterInode(), m.afterIndex()));
+            List<ChunkMeta> page = view.engine().scan(after, m.max() + 1);
+            List<ChunkSummary> out = new ArrayList<>(Math.min(page.size(), m.max()));
+            for (int i = 0; i < page.size() && i < m.max(); i++) {
+                out.add(page.get(i).summary());
+            }
+            return Reply.of(new ChunkList(out, page.size() > m.max()));
+        }, node.io()));
     }
 
     /** ListInodeChunks: the indexes of one inode's chunks this replica holds (the garbage collector, truncate). */
     CompletableFuture<Reply> listInode(Request<ListInodeChunks> req) {
         ListInodeChunks m = req.message();
-        try {
-            node.gate().check();
-            return node.view(ChainId.of(m.chain()), m.chainVersion()).thenApplyAsync(view -> {
-                List<Integer> page = view.engine().indexesOf(InodeId.of(m.inode()), m.fromIndex(), m.max() + 1);
-                boolean more = page.size() > m.max();
-                return Reply.of(new InodeChunks(more ? page.subList(0, m.max()) : page, more));
-            }, node.io());
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return node.gate().serve(() -> node.view(ChainId.of(m.chain()), m.chainVersion()).thenApplyAsync(view -> {
+            List<Integer> page = view.engine().indexesOf(InodeId.of(m.inode()), m.fromIndex(), m.max() + 1);
+            boolean more = page.size() > m.max();
+            return Reply.of(new InodeChunks(more ? page.subList(0, m.max()) : page, more));
+        }, node.io()));
     }
 
     /** SyncChunk: make the chunk a copy of the predecessor's (or forget it), unless this target already holds newer. */
     CompletableFuture<Reply> syncChunk(Request<SyncChunk> req) {
         long start = node.context().clock().nanoTime();
         SyncChunk m = req.message();
-        CompletableFuture<Reply> result;
-        try {
-            node.gate().check();
+        return node.gate().serve(() -> {
             ChunkAddress a = m.chunk().address();
             if (!m.absent() && (m.version() <= 0 || m.length() < 0 || m.length() > a.chunkSize()
                     || (!m.removed() && req.payload().readableBytes() != m.length()) || (m.removed() && req.payload().isReadable()))) {
@@ -193,7 +181,7 @@ final class ResyncReceiver {
                         + ", length " + m.length() + ", payload " + req.payload().readableBytes() + " bytes");
             }
             ByteBuf owned = req.takePayload();
-            result = node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
+            return node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
                 if (view.state() != TargetState.SYNCING || !view.isTail()) {
                     throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName()
                             + " in " + a.chain() + " v" + view.version() + ", not syncing");
@@ -204,10 +192,7 @@ final class ResyncReceiver {
                 metrics.bytes("resync-in", m.absent() ? 0 : m.length());
                 return Reply.of(new SyncChunkDone(applied));
             });
-        } catch (RuntimeException e) {
-            result = CompletableFuture.failedFuture(e);
-        }
-        return result.whenComplete((r, e) -> metrics.done("sync-chunk", start, e));
+        }).whenComplete((r, e) -> metrics.done("sync-chunk", start, e));
     }
 
     /** Under the chunk lock. Completes with whether the copy was applied. */
@@ -237,21 +222,16 @@ final class ResyncReceiver {
     /** SyncDone: every chunk was compared and copied under the chain version; report the target up to date. */
     CompletableFuture<Reply> syncDone(Request<SyncDone> req) {
         SyncDone m = req.message();
-        try {
-            node.gate().check();
-            return node.view(ChainId.of(m.chain()), m.chainVersion()).thenApply(view -> {
-                if (view.state() != TargetState.SYNCING) {
-                    throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName() + ", not syncing");
-                }
-                Stretch s = stretch(view);
-                s.complete = true;
-                LOG.info("{}: resync of {} in {} v{} done ({} chunks copied, {} removed, {} bytes)", node.context().name(),
-                        view.self(), view.chain().id(), view.version(), m.copied(), m.removed(), m.bytes());
-                node.synced(view.self(), view.version());
-                return Reply.of(new SyncDoneAck(view.version()));
-            });
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return node.gate().serve(() -> node.view(ChainId.of(m.chain()), m.chainVersion()).thenApply(view -> {
+            if (view.state() != TargetState.SYNCING) {
+                throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName() + ", not syncing");
+            }
+            Stretch s = stretch(view);
+            s.complete = true;
+            LOG.info("{}: resync of {} in {} v{} done ({} chunks copied, {} removed, {} bytes)", node.context().name(),
+                    view.self(), view.chain().id(), view.version(), m.copied(), m.removed(), m.bytes());
+            node.synced(view.self(), view.version());
+            return Reply.of(new SyncDoneAck(view.version()));
+        }));
     }
 }

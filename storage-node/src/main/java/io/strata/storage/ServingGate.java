@@ -2,6 +2,8 @@ package io.strata.storage;
 
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * The one switch that says whether this storage node may serve: every chunk request (client
@@ -32,6 +34,20 @@ public final class ServingGate {
         StrataException e = closedBecause;
         if (e != null) {
             throw new StrataException(e.status(), e.getMessage());
+        }
+    }
+
+    /**
+     * A request handler's future, after {@link #check()}: when the gate refuses, or the handler
+     * throws instead of returning a future, the future fails with that error (handlers answer
+     * every failure through their future, never by throwing at the RPC layer).
+     */
+    public <T> CompletableFuture<T> serve(Supplier<CompletableFuture<T>> handler) {
+        try {
+            check();
+            return handler.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
         }
     }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.core.TargetId;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,10 +35,16 @@ class StorageConfigTest {
             chains = [1]
             """;
 
+    /** Writes {@code toml} to {@code dir/name} and loads it as a storage daemon's config file. */
+    private StorageDaemonConfig load(String name, String toml) throws IOException {
+        Path f = dir.resolve(name);
+        Files.writeString(f, toml);
+        return StorageDaemonConfig.load(f);
+    }
+
     @Test
     void readsAWholeDaemonConfig() throws Exception {
-        Path f = dir.resolve("s.toml");
-        Files.writeString(f, """
+        StorageDaemonConfig c = load("s.toml", """
                 [node]
                 name = "storage-1"
                 listen = "127.0.0.1:0"
@@ -49,7 +56,6 @@ class StorageConfigTest {
                 [[storage.targets]]
                 id = 101
                 """.formatted(dir.resolve("data")) + ROUTING);
-        StorageDaemonConfig c = StorageDaemonConfig.load(f);
         assertThat(c.storage().nodeId().value()).isEqualTo(1);
         assertThat(c.storage().forwardTimeout()).isEqualTo(Duration.ofMillis(750));
         assertThat(c.storage().engine().verifyReads()).isFalse();
@@ -74,8 +80,7 @@ class StorageConfigTest {
 
     @Test
     void aManagedNodeNamesItsClusterManagerInsteadOfARoutingTable() throws Exception {
-        Path f = dir.resolve("m.toml");
-        Files.writeString(f, """
+        StorageDaemonConfig c = load("m.toml", """
                 [node]
                 data = "%s"
                 [storage]
@@ -88,7 +93,6 @@ class StorageConfigTest {
                 [[storage.targets]]
                 id = 401
                 """.formatted(dir.resolve("data")));
-        StorageDaemonConfig c = StorageDaemonConfig.load(f);
         assertThat(c.storage().managed()).isTrue();
         assertThat(c.staticRouting()).isEmpty();
         assertThat(c.storage().mgmtd()).hasSize(3);
@@ -110,21 +114,13 @@ class StorageConfigTest {
                 [[storage.targets]]
                 id = 101
                 """;
-        Path neither = dir.resolve("n.toml");
-        Files.writeString(neither, base.formatted(dir, ""));
-        assertThatThrownBy(() -> StorageDaemonConfig.load(neither)).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> load("n.toml", base.formatted(dir, ""))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("storage.mgmtd");
-        Path both = dir.resolve("b.toml");
-        Files.writeString(both, base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]") + ROUTING);
-        assertThatThrownBy(() -> StorageDaemonConfig.load(both)).isInstanceOf(ConfigException.class).hasMessageContaining("routing");
-        Path empty = dir.resolve("e.toml");
-        Files.writeString(empty, base.formatted(dir, "mgmtd = []"));
-        assertThatThrownBy(() -> StorageDaemonConfig.load(empty)).hasMessageContaining("storage.mgmtd");
-        Path bad = dir.resolve("x.toml");
-        Files.writeString(bad, base.formatted(dir, "mgmtd = [\"nowhere\"]"));
-        assertThatThrownBy(() -> StorageDaemonConfig.load(bad)).hasMessageContaining("storage.mgmtd[0]");
-        Path slow = dir.resolve("s.toml");
-        Files.writeString(slow, base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]\nresync-bandwidth = \"1KiB\""));
-        assertThatThrownBy(() -> StorageDaemonConfig.load(slow)).hasMessageContaining("storage.resync-bandwidth");
+        assertThatThrownBy(() -> load("b.toml", base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]") + ROUTING))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("routing");
+        assertThatThrownBy(() -> load("e.toml", base.formatted(dir, "mgmtd = []"))).hasMessageContaining("storage.mgmtd");
+        assertThatThrownBy(() -> load("x.toml", base.formatted(dir, "mgmtd = [\"nowhere\"]"))).hasMessageContaining("storage.mgmtd[0]");
+        assertThatThrownBy(() -> load("s.toml", base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]\nresync-bandwidth = \"1KiB\"")))
+                .hasMessageContaining("storage.resync-bandwidth");
     }
 }

@@ -10,8 +10,11 @@ import io.strata.core.tier.TierKind;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Counts the reads and writes that reach a tier (the tier below L1 in tests); does not close it. */
-final class CountingTier implements Tier {
+/**
+ * Counts the reads and writes that reach a tier (the tier below L1 in tests) and passes everything
+ * on; does not close it. Subclasses change one path and keep the rest.
+ */
+class CountingTier implements Tier {
     private final Tier inner;
     final AtomicInteger reads = new AtomicInteger();
     final AtomicInteger writes = new AtomicInteger();

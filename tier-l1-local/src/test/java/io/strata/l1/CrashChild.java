@@ -20,6 +20,7 @@ import io.strata.protocol.routing.RoutingCodec;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.StaticRoutingSource;
 import io.strata.harness.StorageCluster;
+import io.strata.testing.Buffers;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -138,11 +139,7 @@ public final class CrashChild {
     }
 
     private static void readChunk(L1Tier l1, int c, IoOptions io) {
-        ByteBuf b = Futures.join(l1.readAsync(fillChunk(c), 0, CHUNK, io));
-        byte[] got = new byte[b.readableBytes()];
-        b.getBytes(b.readerIndex(), got);
-        b.release();
-        if (!java.util.Arrays.equals(got, fillData(c))) {
+        if (!java.util.Arrays.equals(Buffers.drain(Futures.join(l1.readAsync(fillChunk(c), 0, CHUNK, io))), fillData(c))) {
             throw new IllegalStateException("chunk " + c + " read back wrong");
         }
     }

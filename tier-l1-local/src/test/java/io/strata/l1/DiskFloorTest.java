@@ -6,14 +6,10 @@ import static io.strata.l1.Fixture.read;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.DataSize;
-import io.strata.core.NodeContext;
 import io.strata.core.util.Futures;
-import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The NVMe tier never fills the disk: with a disk whose free space shrinks as the cache writes
@@ -22,29 +18,20 @@ import org.junit.jupiter.api.io.TempDir;
  * space function (the real one would need a small file system mounted for the test); every
  * byte the cache keeps comes off it.
  */
-class DiskFloorTest {
+class DiskFloorTest extends FileTierFixture {
     static final int BLOCK = 64 * 1024;
     static final int CHUNK = 1024 * 1024;
     static final long FLOOR = 8L << 20;
 
-    @TempDir
-    Path dir;
-    NodeContext ctx;
-    FileTier below;
+    DiskFloorTest() {
+        super("floor", 7);
+    }
 
     @BeforeEach
     void open() {
-        ctx = NodeContext.seeded("floor", 7);
-        below = new FileTier(dir.resolve("below"), false);
         for (int c = 0; c < 8; c++) {
             Fixture.write(below, chunk(30, c, CHUNK), 0, Fixture.bytes(c, CHUNK), io(1));
         }
-    }
-
-    @AfterEach
-    void close() {
-        below.close();
-        ctx.close();
     }
 
     @Test

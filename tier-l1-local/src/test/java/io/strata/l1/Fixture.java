@@ -11,6 +11,7 @@ import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.QosClass;
 import io.strata.core.tier.Tier;
 import io.strata.core.util.Futures;
+import io.strata.testing.Buffers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -51,14 +52,7 @@ final class Fixture {
     }
 
     static byte[] read(Tier t, ChunkAddress c, long offset, int length, IoOptions io) {
-        ByteBuf b = Futures.join(t.readAsync(c, offset, length, io), T);
-        try {
-            byte[] out = new byte[b.readableBytes()];
-            b.getBytes(b.readerIndex(), out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return Buffers.drain(Futures.join(t.readAsync(c, offset, length, io), T));
     }
 
     static void write(Tier t, ChunkAddress c, long offset, byte[] data, IoOptions io) {

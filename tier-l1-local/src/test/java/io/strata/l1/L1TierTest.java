@@ -11,43 +11,36 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.strata.core.DataSize;
-import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.ChunkAddress;
-import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
-import io.strata.core.tier.TierKind;
 import io.strata.core.util.Futures;
-import java.nio.file.Path;
+import io.strata.testing.Buffers;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The read and write-through paths over memory and NVMe: hits, chunk ends, data versions, invalidation, strict bypass. */
-class L1TierTest {
+class L1TierTest extends FileTierFixture {
     static final int CHUNK = 64 * 1024;
     static final DataSize BLOCK = DataSize.ofKiB(4);
 
-    @TempDir
-    Path dir;
-    NodeContext ctx;
-    FileTier below;
     L1Tier l1;
+
+    L1TierTest() {
+        super("l1", 1);
+    }
 
     @BeforeEach
     void open() {
-        ctx = NodeContext.seeded("l1", 1);
-        below = new FileTier(dir.resolve("below"), false);
         l1 = new L1Tier(ctx, Fixture.config("t", DataSize.ofMiB(4), BLOCK, dir.resolve("nvme"), DataSize.ofMiB(8)), below);
     }
 
@@ -170,8 +163,7 @@ class L1TierTest {
     @Test
     void concurrentMissesOfOneBlockShareOneFetch() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
-        AtomicInteger fetches = new AtomicInteger();
-        Tier gated = new Gated(below, gate, fetches, ctx.blocking());
+        Gated gated = new Gated(below, gate, ctx.blocking());
         try (L1Tier l = new L1Tier(ctx, Fixture.config("g", DataSize.ofMiB(4), BLOCK, null, null), gated)) {
             ChunkAddress c = chunk(13, 0, CHUNK);
             byte[] data = bytes(8, 4096);
@@ -182,13 +174,10 @@ class L1TierTest {
             }
             gate.countDown();
             for (int i = 0; i < 16; i++) {
-                ByteBuf b = Futures.join(reads.get(i), Fixture.T);
-                byte[] got = new byte[b.readableBytes()];
-                b.getBytes(b.readerIndex(), got);
-                b.release();
+                byte[] got = Buffers.drain(Futures.join(reads.get(i), Fixture.T));
                 assertThat(got).isEqualTo(Arrays.copyOfRange(data, i * 100, i * 100 + 100));
             }
-            assertThat(fetches.get()).isEqualTo(1);
+            assertThat(gated.reads.get()).isEqualTo(1);
         }
     }
 
@@ -224,59 +213,26 @@ class L1TierTest {
                 .isInstanceOf(StrataException.class).extracting(e -> ((StrataException) e).status()).isEqualTo(Status.SHUTTING_DOWN);
     }
 
-    /** A tier whose reads wait for a gate (to line up concurrent misses). */
-    static final class Gated implements Tier {
-        private final Tier inner;
+    /** A tier whose reads wait for a gate (to line up concurrent misses); {@code reads} counts those that passed it. */
+    static final class Gated extends CountingTier {
         private final CountDownLatch gate;
-        private final AtomicInteger reads;
         private final java.util.concurrent.Executor executor;
 
-        Gated(Tier inner, CountDownLatch gate, AtomicInteger reads, java.util.concurrent.Executor executor) {
-            this.inner = inner;
+        Gated(Tier inner, CountDownLatch gate, java.util.concurrent.Executor executor) {
+            super(inner);
             this.gate = gate;
-            this.reads = reads;
             this.executor = executor;
         }
 
         @Override
-        public TierKind kind() {
-            return inner.kind();
-        }
-
-        @Override
         public CompletableFuture<ByteBuf> readAsync(ChunkAddress chunk, long offset, int length, IoOptions options) {
-            reads.incrementAndGet();
             return CompletableFuture.runAsync(() -> {
                 try {
                     gate.await();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            }, executor).thenCompose(v -> inner.readAsync(chunk, offset, length, options));
-        }
-
-        @Override
-        public CompletableFuture<Void> writeAsync(ChunkAddress chunk, long offset, ByteBuf data, IoOptions options) {
-            return inner.writeAsync(chunk, offset, data, options);
-        }
-
-        @Override
-        public CompletableFuture<Void> truncateAsync(ChunkAddress chunk, long length, IoOptions options) {
-            return inner.truncateAsync(chunk, length, options);
-        }
-
-        @Override
-        public CompletableFuture<Void> removeAsync(ChunkAddress chunk, IoOptions options) {
-            return inner.removeAsync(chunk, options);
-        }
-
-        @Override
-        public CompletableFuture<long[]> chunksOfAsync(FileChunks file, long fromIndex, IoOptions options) {
-            return inner.chunksOfAsync(file, fromIndex, options);
-        }
-
-        @Override
-        public void close() {
+            }, executor).thenCompose(v -> super.readAsync(chunk, offset, length, options));
         }
     }
 }

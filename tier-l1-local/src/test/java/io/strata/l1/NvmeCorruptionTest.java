@@ -7,7 +7,6 @@ import static io.strata.l1.Fixture.read;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.DataSize;
-import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.fault.Fault;
@@ -18,38 +17,27 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Damaged NVMe blocks are never returned: flipped bytes (CRC32C), a deleted or truncated block
  * file, an I/O error or a failed block write; each is dropped, counted, and the read returns the
  * right bytes from the tier below, after which the block is cached again.
  */
-class NvmeCorruptionTest {
+class NvmeCorruptionTest extends FileTierFixture {
     static final int CHUNK = 256 * 1024;
     static final int BLOCK = 16 * 1024;
 
-    @TempDir
-    Path dir;
-    NodeContext ctx;
-    FileTier below;
+    NvmeCorruptionTest() {
+        super("corrupt", 5);
+    }
     ChunkAddress c = chunk(21, 0, CHUNK);
     byte[] data = bytes(21, CHUNK);
 
     @BeforeEach
     void open() {
-        ctx = NodeContext.seeded("corrupt", 5);
-        below = new FileTier(dir.resolve("below"), false);
         Fixture.write(below, c, 0, data, io(1));
-    }
-
-    @AfterEach
-    void close() {
-        below.close();
-        ctx.close();
     }
 
     private L1Tier l1() {

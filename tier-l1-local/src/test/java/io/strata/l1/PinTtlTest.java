@@ -12,39 +12,35 @@ import io.strata.core.fault.FaultInjector;
 import io.strata.core.time.ManualClock;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Pin and TTL from the policy (CacheHints): pinned blocks outlive eviction and restarts; idle blocks leave after their TTL. */
-class PinTtlTest {
+class PinTtlTest extends FileTierFixture {
     static final int BLOCK = 4096;
     static final int CHUNK = 64 * 1024;
 
-    @TempDir
-    Path dir;
     ManualClock clock = new ManualClock();
-    NodeContext ctx;
-    FileTier below;
+
+    PinTtlTest() {
+        super("pin", 9);
+    }
+
+    /** On the manual clock, so that pins and TTLs expire when the test says. */
+    @Override
+    NodeContext newContext(String name, long seed) {
+        return NodeContext.builder(name).clock(clock).seed(seed).faults(new FaultInjector(seed))
+                .eventLoopThreads(1).blockingThreads(2).build();
+    }
 
     @BeforeEach
     void open() {
-        ctx = NodeContext.builder("pin").clock(clock).seed(9).faults(new FaultInjector(9)).eventLoopThreads(1).blockingThreads(2).build();
-        below = new FileTier(dir.resolve("below"), false);
         for (int c = 0; c < 8; c++) {
             Fixture.write(below, chunk(40, c, CHUNK), 0, Fixture.bytes(c, CHUNK), io(1));
             Fixture.write(below, chunk(41, c, CHUNK), 0, Fixture.bytes(100 + c, CHUNK), io(1));
         }
-    }
-
-    @AfterEach
-    void close() {
-        below.close();
-        ctx.close();
     }
 
     private L1Config config() {

@@ -6,47 +6,34 @@ import static io.strata.l1.Fixture.read;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.DataSize;
-import io.strata.core.NodeContext;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.util.Futures;
-import java.nio.file.Path;
 import java.util.Arrays;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A training epoch's single pass must not wipe the hot set: a hot set read several times, then a
  * scan of many times the cache's size read once, then the hot set again: every hot block is
  * still served by L1 (an LRU cache of the same size would have lost all of them).
  */
-class ScanResistanceTest {
+class ScanResistanceTest extends FileTierFixture {
     static final int BLOCK = 4096;
     static final int CHUNK = 64 * 1024;
     static final int PER_CHUNK = CHUNK / BLOCK;
 
-    @TempDir
-    Path dir;
-    NodeContext ctx;
-    FileTier below;
+    ScanResistanceTest() {
+        super("scan", 3);
+    }
 
     @BeforeEach
     void open() {
-        ctx = NodeContext.seeded("scan", 3);
-        below = new FileTier(dir.resolve("below"), false);
         // 2,100 blocks of data: block n of the data set is block n % 16 of chunk n / 16 of inode 100
         byte[] chunkData = new byte[CHUNK];
         for (int c = 0; c < 2100 / PER_CHUNK + 1; c++) {
             Arrays.fill(chunkData, (byte) c);
             Fixture.write(below, chunk(100, c, CHUNK), 0, chunkData, io(1));
         }
-    }
-
-    @AfterEach
-    void close() {
-        below.close();
-        ctx.close();
     }
 
     private static ChunkAddress chunkOf(int block) {

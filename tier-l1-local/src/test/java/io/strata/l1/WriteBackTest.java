@@ -10,37 +10,32 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.strata.core.DataSize;
 import io.strata.core.InodeId;
-import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
 import io.strata.core.util.Eventually;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Write-back: absorbed small writes, read-your-writes, flush triggers, order, retries, errors that surface. */
-class WriteBackTest {
+class WriteBackTest extends FileTierFixture {
     static final int CHUNK = 64 * 1024;
     static final IoOptions WB = io(1, Fixture.writeBack(Duration.ofHours(1), 1 << 20));
 
-    @TempDir
-    Path dir;
-    NodeContext ctx;
-    FileTier below;
     L1Tier l1;
+
+    WriteBackTest() {
+        super("wb", 11);
+    }
 
     @BeforeEach
     void open() {
-        ctx = NodeContext.seeded("wb", 11);
-        below = new FileTier(dir.resolve("below"), false);
         l1 = l1(L1Config.WriteBack.DEFAULTS.withRetries(3, Duration.ofMillis(1)));
     }
 

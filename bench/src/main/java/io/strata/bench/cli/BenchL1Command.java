@@ -3,7 +3,6 @@ package io.strata.bench.cli;
 import io.strata.bench.L1Bench;
 import io.strata.config.Durations;
 import io.strata.core.DataSize;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -90,7 +89,7 @@ public final class BenchL1Command implements Callable<Integer> {
             throw new IllegalArgumentException("--sample-size and --small-file-size must be between 1B and 64MiB");
         }
         L1Bench.run(new L1Bench.Options(ws, block, chunk, rs, threads, Durations.parse(round), rounds, dir == null ? d.dir() : dir,
-                tmpfs, samples, sample, zipfS, zipfReads, smallFiles, small, DataSize.parse(smallWrite)), new PrintStream(System.out, true));
+                tmpfs, samples, sample, zipfS, zipfReads, smallFiles, small, DataSize.parse(smallWrite)), BenchArgs.stdout());
         return 0;
     }
 }

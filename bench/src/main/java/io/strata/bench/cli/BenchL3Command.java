@@ -3,7 +3,6 @@ package io.strata.bench.cli;
 import io.strata.bench.L3Bench;
 import io.strata.config.Durations;
 import io.strata.core.DataSize;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,17 +46,13 @@ public final class BenchL3Command implements Callable<Integer> {
             }
             s.add(d);
         }
-        for (int n : streams) {
-            if (n < 1 || n > 256) {
-                throw new IllegalArgumentException("--streams must be between 1 and 256, got " + n);
-            }
-        }
+        BenchArgs.eachBetween("--streams", streams, 1, 256);
         if (rounds < 1) {
             throw new IllegalArgumentException("--rounds must be at least 1");
         }
         L3Bench.Options d = L3Bench.Options.defaults();
         L3Bench.run(new L3Bench.Options(s, streams, Durations.parse(round), rounds, dir == null ? d.dir() : dir, !noIperf, !sendfile),
-                new PrintStream(System.out, true));
+                BenchArgs.stdout());
         return 0;
     }
 }

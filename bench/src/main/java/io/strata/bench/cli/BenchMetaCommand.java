@@ -2,7 +2,6 @@ package io.strata.bench.cli;
 
 import io.strata.bench.MetaBench;
 import io.strata.config.Durations;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -34,15 +33,11 @@ public final class BenchMetaCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        for (int n : threads) {
-            if (n < 1 || n > 256) {
-                throw new IllegalArgumentException("--threads must be between 1 and 256, got " + n);
-            }
-        }
+        BenchArgs.eachBetween("--threads", threads, 1, 256);
         if (rounds < 1 || entries < 1 || entries > 10_000_000) {
             throw new IllegalArgumentException("--rounds must be >= 1 and --entries 1..10000000");
         }
-        MetaBench.run(new MetaBench.Options(threads, Durations.parse(round), rounds, entries, sync, dir), new PrintStream(System.out, true));
+        MetaBench.run(new MetaBench.Options(threads, Durations.parse(round), rounds, entries, sync, dir), BenchArgs.stdout());
         return 0;
     }
 }

@@ -3,7 +3,6 @@ package io.strata.bench.cli;
 import io.strata.bench.peers.PeersBench;
 import io.strata.bench.peers.Workload;
 import io.strata.config.Durations;
-import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -67,10 +66,7 @@ public final class BenchPeersCommand implements Callable<Integer> {
         }
         Map<String, String> sizes = PeersBench.Options.defaultSizes(quick);
         if (writers != null) {
-            if (writers < 1 || writers > 64) {
-                throw new IllegalArgumentException("--writers must be between 1 and 64, got " + writers);
-            }
-            sizes.put("FIO_WRITERS", String.valueOf(writers));
+            sizes.put("FIO_WRITERS", String.valueOf(BenchArgs.between("--writers", writers, 1, 64)));
         }
         if (shard != null) {
             sizes.put("FIO_SHARD", fioSize("--shard", shard));
@@ -85,14 +81,9 @@ public final class BenchPeersCommand implements Callable<Integer> {
             sizes.put("FIO_RUNTIME", String.valueOf(runtime));
         }
         if (files != null) {
-            if (files < 1 || files > 100_000) {
-                throw new IllegalArgumentException("--files must be between 1 and 100000, got " + files);
-            }
-            sizes.put("FIO_FILES", String.valueOf(files));
+            sizes.put("FIO_FILES", String.valueOf(BenchArgs.between("--files", files, 1, 100_000)));
         }
-        if (moosefsNice < -20 || moosefsNice > 19) {
-            throw new IllegalArgumentException("--moosefs-nice must be between -20 and 19, got " + moosefsNice);
-        }
+        BenchArgs.between("--moosefs-nice", moosefsNice, -20, 19);
         List<Workload> workloads = new ArrayList<>();
         if (only == null || only.isEmpty()) {
             workloads.addAll(List.of(Workload.values()));
@@ -103,7 +94,7 @@ public final class BenchPeersCommand implements Callable<Integer> {
         }
         Path base = dir != null ? dir : Path.of(System.getProperty("java.io.tmpdir"));
         PeersBench.run(new PeersBench.Options(home, launcher, base, Path.of("/dev/shm"), sizes, workloads, !noL1,
-                Durations.parse(fioTimeout), keep, moosefsNice), new PrintStream(System.out, true));
+                Durations.parse(fioTimeout), keep, moosefsNice), BenchArgs.stdout());
         return 0;
     }
 

@@ -3,7 +3,6 @@ package io.strata.bench.cli;
 import io.strata.bench.RecoveryBench;
 import io.strata.config.Durations;
 import io.strata.core.DataSize;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -47,12 +46,10 @@ public final class BenchRecoveryCommand implements Callable<Integer> {
         if (m.bytes() < c.bytes()) {
             throw new IllegalArgumentException("--missed must be at least one chunk, got " + missed);
         }
-        if (writers < 1 || writers > 64) {
-            throw new IllegalArgumentException("--writers must be between 1 and 64, got " + writers);
-        }
+        BenchArgs.between("--writers", writers, 1, 64);
         RecoveryBench.Options d = RecoveryBench.Options.defaults();
         RecoveryBench.run(new RecoveryBench.Options(dir == null ? d.dir() : dir, c, m, writers, DataSize.parse(resyncBandwidth),
-                Durations.parse(lease), Durations.parse(before)), new PrintStream(System.out, true));
+                Durations.parse(lease), Durations.parse(before)), BenchArgs.stdout());
         return 0;
     }
 }

@@ -4,7 +4,6 @@ import io.strata.bench.RpcBench;
 import io.strata.config.Durations;
 import io.strata.core.DataSize;
 import io.strata.core.rpc.Transport;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -39,16 +38,12 @@ public final class BenchRpcCommand implements Callable<Integer> {
         for (String x : sizes) {
             s.add(DataSize.parse(x));
         }
-        for (int n : streams) {
-            if (n < 1 || n > 1024) {
-                throw new IllegalArgumentException("--streams must be between 1 and 1024, got " + n);
-            }
-        }
+        BenchArgs.eachBetween("--streams", streams, 1, 1024);
         if (rounds < 1) {
             throw new IllegalArgumentException("--rounds must be at least 1");
         }
         RpcBench.run(new RpcBench.Options(s, streams, Durations.parse(round), rounds, Transport.resolve(transport), !noIperf),
-                new PrintStream(System.out, true));
+                BenchArgs.stdout());
         return 0;
     }
 }

@@ -13,6 +13,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 class TargetTransitionsTest {
@@ -77,36 +78,27 @@ class TargetTransitionsTest {
         assertThat(TargetTransitions.next(LocalState.OFFLINE, TargetState.SERVING, Pred.NONE)).isEqualTo(TargetState.LASTSRV);
     }
 
-    private static Set<LocalState> locals(String cell) {
-        Set<LocalState> s = EnumSet.noneOf(LocalState.class);
+    /** A cell of the table: {@code any}, or values separated by commas, each read by {@code parse}. */
+    private static <E extends Enum<E>> Set<E> cell(String cell, Class<E> type, Function<String, E> parse) {
+        Set<E> s = EnumSet.noneOf(type);
         for (String p : cell.split(",")) {
             if (p.trim().equals("any")) {
-                return EnumSet.allOf(LocalState.class);
+                return EnumSet.allOf(type);
             }
-            s.add(LocalState.ofPublicName(p.trim()));
+            s.add(parse.apply(p.trim()));
         }
         return s;
+    }
+
+    private static Set<LocalState> locals(String cell) {
+        return cell(cell, LocalState.class, LocalState::ofPublicName);
     }
 
     private static Set<TargetState> states(String cell) {
-        Set<TargetState> s = EnumSet.noneOf(TargetState.class);
-        for (String p : cell.split(",")) {
-            if (p.trim().equals("any")) {
-                return EnumSet.allOf(TargetState.class);
-            }
-            s.add(TargetState.valueOf(p.trim().toUpperCase(Locale.ROOT)));
-        }
-        return s;
+        return cell(cell, TargetState.class, p -> TargetState.valueOf(p.toUpperCase(Locale.ROOT)));
     }
 
     private static Set<Pred> preds(String cell) {
-        Set<Pred> s = EnumSet.noneOf(Pred.class);
-        for (String p : cell.split(",")) {
-            if (p.trim().equals("any")) {
-                return EnumSet.allOf(Pred.class);
-            }
-            s.add(Pred.valueOf(p.trim().toUpperCase(Locale.ROOT)));
-        }
-        return s;
+        return cell(cell, Pred.class, p -> Pred.valueOf(p.toUpperCase(Locale.ROOT)));
     }
 }

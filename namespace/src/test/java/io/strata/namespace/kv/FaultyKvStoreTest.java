@@ -6,10 +6,13 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultInjector;
+import io.strata.core.fault.FaultPoint;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The conformance suite through the fault wrapper (nothing armed), then its retry paths. */
 class FaultyKvStoreTest extends KvConformanceTest {
@@ -28,44 +31,47 @@ class FaultyKvStoreTest extends KvConformanceTest {
     }
 
     private void increment() {
+        increment(null);
+    }
+
+    /** Adds one to the counter; with a request id, only the first time a body with that id commits. */
+    private void increment(String request) {
         store.run(tx -> {
+            if (request != null) {
+                if (tx.get(b(request)) != null) {
+                    return null; // already applied by an earlier attempt
+                }
+                tx.set(b(request), b("done"));
+            }
             tx.set(b("c"), Bytes.le64(Bytes.readLe64(tx.get(b("c"))) + 1));
             return null;
         });
     }
 
-    @Test
-    void injectedConflictsAreRetriedUntilTheCommitLands() {
-        var rule = faults.arm(FaultyKvStore.BEFORE_COMMIT, new Fault.Fail(new StrataException(Status.TXN_CONFLICT, "injected"))).times(3);
-        increment();
-        assertThat(rule.fired()).isEqualTo(3);
-        assertThat(counter()).isEqualTo(1);
+    /** Arms {@code point} to fail the next {@code times} commits with {@code status}. */
+    private FaultInjector.Rule fail(FaultPoint point, Status status, int times) {
+        return faults.arm(point, new Fault.Fail(new StrataException(status, "injected"))).times(times);
     }
 
-    @Test
-    void aMaybeCommittedThatDidNotCommitIsRetried() {
-        var rule = faults.arm(FaultyKvStore.BEFORE_COMMIT, new Fault.Fail(new StrataException(Status.TXN_MAYBE_COMMITTED, "injected"))).times(2);
+    /** Injected conflicts, and maybe-committed answers of commits that did not commit, are retried until the commit lands. */
+    @ParameterizedTest(name = "{0} x{1}")
+    @CsvSource({"TXN_CONFLICT, 3", "TXN_MAYBE_COMMITTED, 2"})
+    void failuresBeforeTheCommitAreRetriedUntilItLands(Status status, int times) {
+        var rule = fail(FaultyKvStore.BEFORE_COMMIT, status, times);
         increment();
-        assertThat(rule.fired()).isEqualTo(2);
+        assertThat(rule.fired()).isEqualTo(times);
         assertThat(counter()).isEqualTo(1);
     }
 
     @Test
     void aMaybeCommittedThatDidCommitRunsTheBodyTwiceUnlessItIsIdempotent() {
-        faults.arm(FaultyKvStore.AFTER_COMMIT, new Fault.Fail(new StrataException(Status.TXN_MAYBE_COMMITTED, "injected"))).times(1);
+        fail(FaultyKvStore.AFTER_COMMIT, Status.TXN_MAYBE_COMMITTED, 1);
         increment();
         // the naive body was applied twice: this is why namespace operations record request ids
         assertThat(counter()).isEqualTo(2);
 
-        faults.arm(FaultyKvStore.AFTER_COMMIT, new Fault.Fail(new StrataException(Status.TXN_MAYBE_COMMITTED, "injected"))).times(1);
-        store.run(tx -> {
-            if (tx.get(b("req-1")) != null) {
-                return null; // already applied by an earlier attempt
-            }
-            tx.set(b("req-1"), b("done"));
-            tx.set(b("c"), Bytes.le64(Bytes.readLe64(tx.get(b("c"))) + 1));
-            return null;
-        });
+        fail(FaultyKvStore.AFTER_COMMIT, Status.TXN_MAYBE_COMMITTED, 1);
+        increment("req-1");
         assertThat(counter()).isEqualTo(3);
     }
 

@@ -9,6 +9,7 @@ import io.strata.core.NodeContext;
 import io.strata.core.TargetId;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.util.Futures;
+import io.strata.testing.Buffers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Random;
@@ -65,14 +66,7 @@ final class EngineFixture implements AutoCloseable {
 
     byte[] read(ChunkId id, ChunkVersion v, long offset, int length) {
         try (var ch = engine.openData(id, v)) {
-            ByteBuf b = engine.read(id, v, ch, offset, length, io.netty.buffer.PooledByteBufAllocator.DEFAULT);
-            try {
-                byte[] out = new byte[b.readableBytes()];
-                b.readBytes(out);
-                return out;
-            } finally {
-                b.release();
-            }
+            return Buffers.drain(engine.read(id, v, ch, offset, length, io.netty.buffer.PooledByteBufAllocator.DEFAULT));
         } catch (java.io.IOException e) {
             throw new RuntimeException(e);
         }
