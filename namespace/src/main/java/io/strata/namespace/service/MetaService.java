@@ -50,6 +50,10 @@ public final class MetaService {
                     var m = r.message();
                     return attrs(meta.symlinkAsync(m.caller(), m.parent(), m.name(), m.target(), m.req()));
                 })
+                .handle(MetaMessages.MKNOD, r -> {
+                    var m = r.message();
+                    return attrs(meta.mknodAsync(m.caller(), m.parent(), m.name(), m.type(), m.mode(), m.rdev(), m.req()));
+                })
                 .handle(MetaMessages.READ_LINK, r -> meta.readlinkAsync(r.message().caller(), r.message().inode())
                         .thenApply(t -> Reply.of(new LinkTarget(t))))
                 .handle(MetaMessages.LINK, r -> {
@@ -76,6 +80,11 @@ public final class MetaService {
                 .handle(MetaMessages.OPEN, r -> {
                     var m = r.message();
                     return meta.openAsync(m.caller(), m.inode(), m.flags(), m.clientId(), m.req())
+                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs())));
+                })
+                .handle(MetaMessages.CREATE_OPEN, r -> {
+                    var m = r.message();
+                    return meta.createOpenAsync(m.caller(), m.parent(), m.name(), m.mode(), m.exclusive(), m.flags(), m.clientId(), m.req())
                             .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs())));
                 })
                 .handle(MetaMessages.CLOSE, r -> {

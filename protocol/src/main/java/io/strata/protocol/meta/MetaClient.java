@@ -136,6 +136,12 @@ public final class MetaClient implements Meta {
     }
 
     @Override
+    public CompletableFuture<InodeAttrs> mknodAsync(Caller c, InodeId parent, String name, InodeType type, int mode, long rdev,
+                                                    RequestId req) {
+        return attrs(new MetaMessage.Mknod(c, parent, name, type, mode, rdev, id(req)));
+    }
+
+    @Override
     public CompletableFuture<String> readlinkAsync(Caller c, InodeId inode) {
         return call(new MetaMessage.ReadLink(c, inode), MetaMessage.LinkTarget.class).thenApply(MetaMessage.LinkTarget::target);
     }
@@ -174,6 +180,13 @@ public final class MetaClient implements Meta {
     @Override
     public CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req) {
         return call(new MetaMessage.Open(c, inode, flags, clientId, id(req)), MetaMessage.Opened.class)
+                .thenApply(o -> new OpenResult(o.session(), o.attrs()));
+    }
+
+    @Override
+    public CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
+                                                         long clientId, RequestId req) {
+        return call(new MetaMessage.CreateOpen(c, parent, name, mode, exclusive, flags, clientId, id(req)), MetaMessage.Opened.class)
                 .thenApply(o -> new OpenResult(o.session(), o.attrs()));
     }
 

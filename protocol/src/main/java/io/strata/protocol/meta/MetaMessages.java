@@ -9,6 +9,7 @@ import io.strata.core.rpc.Wire;
 import io.strata.protocol.meta.MetaMessage.Attrs;
 import io.strata.protocol.meta.MetaMessage.Close;
 import io.strata.protocol.meta.MetaMessage.Create;
+import io.strata.protocol.meta.MetaMessage.CreateOpen;
 import io.strata.protocol.meta.MetaMessage.Done;
 import io.strata.protocol.meta.MetaMessage.Fsync;
 import io.strata.protocol.meta.MetaMessage.GetAttr;
@@ -19,6 +20,7 @@ import io.strata.protocol.meta.MetaMessage.ListXattr;
 import io.strata.protocol.meta.MetaMessage.Listing;
 import io.strata.protocol.meta.MetaMessage.Lookup;
 import io.strata.protocol.meta.MetaMessage.Mkdir;
+import io.strata.protocol.meta.MetaMessage.Mknod;
 import io.strata.protocol.meta.MetaMessage.Open;
 import io.strata.protocol.meta.MetaMessage.Opened;
 import io.strata.protocol.meta.MetaMessage.PolicyGet;
@@ -74,6 +76,7 @@ public final class MetaMessages {
         for (int g : c.groups()) {
             out.writeInt(g);
         }
+        out.writeLong(c.session());
     }
 
     static Caller caller(ByteBuf in) {
@@ -88,7 +91,7 @@ public final class MetaMessages {
         for (int i = 0; i < n; i++) {
             gs[i] = in.readInt();
         }
-        return new Caller(uid, gid, gs);
+        return new Caller(uid, gid, gs, Wire.readLong(in, "session"));
     }
 
     static void inode(ByteBuf out, InodeId id) {
@@ -426,6 +429,31 @@ public final class MetaMessages {
             },
             in -> new ListStaging(caller(in), Wire.readBool(in, "pending only"), Wire.readLong(in, "after"),
                     Wire.readInt(in, "limit", 1, 10_000)));
+    public static final MessageType<Mknod> MKNOD = MessageType.of(329, Mknod.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                Wire.writeEnum(out, m.type());
+                out.writeInt(m.mode());
+                out.writeLong(m.rdev());
+                req(out, m.req());
+            },
+            in -> new Mknod(caller(in), inode(in, "parent"), name(in), Wire.readEnum(in, InodeType.class, "type"),
+                    Wire.readInt(in, "mode"), Wire.readLong(in, "device number"), req(in)));
+    public static final MessageType<CreateOpen> CREATE_OPEN = MessageType.of(330, CreateOpen.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                out.writeInt(m.mode());
+                Wire.writeBool(out, m.exclusive());
+                out.writeInt(m.flags());
+                out.writeLong(m.clientId());
+                req(out, m.req());
+            },
+            in -> new CreateOpen(caller(in), inode(in, "parent"), name(in), Wire.readInt(in, "mode"), Wire.readBool(in, "exclusive"),
+                    Wire.readInt(in, "flags"), Wire.readLong(in, "client"), req(in)));
 
     // ---- replies ---------------------------------------------------------------------------
 
@@ -541,7 +569,7 @@ public final class MetaMessages {
             READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
-            STAGING_REPLY, STAGING_LIST);
+            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
