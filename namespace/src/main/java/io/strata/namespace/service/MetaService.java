@@ -38,6 +38,10 @@ public final class MetaService {
                     var m = r.message();
                     return attrs(meta.setattrAsync(m.caller(), m.inode(), m.attrs(), m.req()));
                 })
+                .handle(MetaMessages.SET_ATTRS_THROUGH, r -> {
+                    var m = r.message();
+                    return attrs(meta.setattrAsync(m.caller(), m.inode(), m.attrs(), m.req()));
+                })
                 .handle(MetaMessages.CREATE, r -> {
                     var m = r.message();
                     return attrs(meta.createAsync(m.caller(), m.parent(), m.name(), m.mode(), m.exclusive(), m.req()));

@@ -10,7 +10,9 @@ import java.util.Arrays;
  * {@code ftruncate(2)}: a session {@link Meta#openAsync} returned, or 0 when the request names
  * its target alone. The namespace honours it where POSIX checks access when the file is opened
  * rather than at the call: a size change through a session opened for writing is allowed
- * whatever the file's mode is now. Any other use of it checks permissions as without it.
+ * whatever the file's mode is now. Any other use of it checks permissions as without it, and
+ * on the wire it travels only with setattr ({@link MetaMessage.SetAttrsThrough}): every other
+ * request's caller arrives without one.
  */
 public record Caller(int uid, int gid, int[] groups, long session) {
     public static final Caller ROOT = new Caller(0, 0, new int[0]);

@@ -117,7 +117,8 @@ public final class MetaClient implements Meta {
 
     @Override
     public CompletableFuture<InodeAttrs> setattrAsync(Caller c, InodeId inode, SetAttr a, RequestId req) {
-        return attrs(new MetaMessage.SetAttrs(c, inode, a, id(req)));
+        return attrs(c.session() == 0 ? new MetaMessage.SetAttrs(c, inode, a, id(req))
+                : new MetaMessage.SetAttrsThrough(c, inode, a, id(req)));
     }
 
     @Override

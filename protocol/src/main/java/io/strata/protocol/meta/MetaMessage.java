@@ -97,6 +97,14 @@ public sealed interface MetaMessage extends Message {
     record Mknod(Caller caller, InodeId parent, String name, InodeType type, int mode, long rdev, RequestId req) implements MetaMessage {
     }
 
+    /**
+     * A setattr acting through the open session {@code caller.session()} (non-zero), as
+     * ftruncate(2) through a descriptor: {@link SetAttrs} with the session, the only request
+     * whose caller's session travels.
+     */
+    record SetAttrsThrough(Caller caller, InodeId inode, SetAttr attrs, RequestId req) implements MetaMessage {
+    }
+
     /** open(2) with O_CREAT: creates or finds a regular file and opens it, in one transaction. */
     record CreateOpen(Caller caller, InodeId parent, String name, int mode, boolean exclusive, int flags, long clientId,
                       RequestId req) implements MetaMessage {

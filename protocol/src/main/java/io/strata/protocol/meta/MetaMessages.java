@@ -33,6 +33,7 @@ import io.strata.protocol.meta.MetaMessage.Rename;
 import io.strata.protocol.meta.MetaMessage.Resolve;
 import io.strata.protocol.meta.MetaMessage.Rmdir;
 import io.strata.protocol.meta.MetaMessage.SetAttrs;
+import io.strata.protocol.meta.MetaMessage.SetAttrsThrough;
 import io.strata.protocol.meta.MetaMessage.SetXattr;
 import io.strata.protocol.meta.MetaMessage.StatFsRequest;
 import io.strata.protocol.meta.MetaMessage.StatFsReply;
@@ -76,7 +77,6 @@ public final class MetaMessages {
         for (int g : c.groups()) {
             out.writeInt(g);
         }
-        out.writeLong(c.session());
     }
 
     static Caller caller(ByteBuf in) {
@@ -91,7 +91,7 @@ public final class MetaMessages {
         for (int i = 0; i < n; i++) {
             gs[i] = in.readInt();
         }
-        return new Caller(uid, gid, gs, Wire.readLong(in, "session"));
+        return new Caller(uid, gid, gs);
     }
 
     static void inode(ByteBuf out, InodeId id) {
@@ -454,6 +454,22 @@ public final class MetaMessages {
             },
             in -> new CreateOpen(caller(in), inode(in, "parent"), name(in), Wire.readInt(in, "mode"), Wire.readBool(in, "exclusive"),
                     Wire.readInt(in, "flags"), Wire.readLong(in, "client"), req(in)));
+    public static final MessageType<SetAttrsThrough> SET_ATTRS_THROUGH = MessageType.of(331, SetAttrsThrough.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                out.writeLong(m.caller().session());
+                inode(out, m.inode());
+                attrs(out, m.attrs());
+                req(out, m.req());
+            },
+            in -> {
+                Caller c = caller(in);
+                long session = Wire.readLong(in, "session");
+                if (session == 0) {
+                    throw new Wire.Malformed("setattr through session 0 (a setattr without a session is SetAttrs)");
+                }
+                return new SetAttrsThrough(c.through(session), inode(in, "inode"), attrs(in), req(in));
+            });
 
     // ---- replies ---------------------------------------------------------------------------
 
@@ -569,7 +585,7 @@ public final class MetaMessages {
             READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
-            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN);
+            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);

@@ -103,10 +103,11 @@ class MetaMessagesTest {
                 new MetaMessage.StagingList(List.of(staging(), staging().markLost("gone")), true),
                 new MetaMessage.Mknod(C, I, "fifo", InodeType.FIFO, 0644, 0, R),
                 new MetaMessage.Mknod(Caller.ROOT, I, "null", InodeType.CHAR_DEVICE, 0666, DeviceNumber.of(1, 3), R),
-                new MetaMessage.CreateOpen(C.through(-3), I, "f", 0, false, 3, 77, R),
+                new MetaMessage.CreateOpen(C, I, "f", 0, false, 3, 77, R),
                 new MetaMessage.Attrs(device()),
                 new MetaMessage.Attrs(fifo()),
-                new MetaMessage.SetAttrs(C.through(0x0102030405060708L), I, SetAttr.size(0), R),
+                new MetaMessage.SetAttrsThrough(C.through(0x0102030405060708L), I, SetAttr.size(0), R),
+                new MetaMessage.SetAttrsThrough(Caller.ROOT.through(-1), I, new SetAttr(0644, null, null, 5L, null, null), R),
                 new MetaMessage.Listing(List.of(new DirEntry("p", fifo().id(), InodeType.FIFO, fifo()),
                         new DirEntry("s", InodeId.of(13), InodeType.SOCKET, null),
                         new DirEntry("b", InodeId.of(14), InodeType.BLOCK_DEVICE, null),
@@ -157,11 +158,31 @@ class MetaMessagesTest {
     }
 
     @Test
-    void aCallersSessionTravelsAndCounts() {
+    void aCallersSessionTravelsWithSetattrAlone() {
         assertThat(C.through(5)).isNotEqualTo(C);
         assertThat(C.through(5).through(0)).isEqualTo(C);
         assertThat(C.through(5).toString()).contains("session=5");
         assertThat(new Caller(1, 2, new int[0]).session()).isZero();
+        // every other request's caller arrives without its session: their encodings are unchanged
+        MetaMessage.Lookup withSession = new MetaMessage.Lookup(C.through(5), I, "n");
+        ByteBuf b = encode(withSession);
+        ByteBuf plain = encode(new MetaMessage.Lookup(C, I, "n"));
+        try {
+            assertThat(b).isEqualTo(plain);
+            assertThat(PROTOCOL.decode(MetaMessages.LOOKUP, b)).isEqualTo(new MetaMessage.Lookup(C, I, "n"));
+        } finally {
+            b.release();
+            plain.release();
+        }
+        // a setattr "through" session 0 is not one
+        ByteBuf zero = encode(new MetaMessage.SetAttrsThrough(C.through(1), I, SetAttr.size(0), R));
+        try {
+            zero.setLong(4 + 4 + 1 + 4 * 3, 0); // uid, gid, group count, C's three groups, then the session
+            assertThatThrownBy(() -> PROTOCOL.decode(MetaMessages.SET_ATTRS_THROUGH, zero)).isInstanceOf(Wire.Malformed.class)
+                    .hasMessageContaining("session 0");
+        } finally {
+            zero.release();
+        }
     }
 
     static ByteBuf encode(Message m) {
