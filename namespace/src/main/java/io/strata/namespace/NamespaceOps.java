@@ -182,9 +182,15 @@ final class NamespaceOps {
     record Created(InodeAttrs attrs, boolean created) {
     }
 
+    /**
+     * A name that exists is looked up, as open(2) with O_CREAT does: search permission on the
+     * parent is enough to find it (and to be told it exists); only a new name needs write
+     * permission there.
+     */
     private Created createFile(NsTx t, Caller c, InodeId parent, String name, int mode, boolean exclusive, InodeId newId) {
         Names.checkMode(mode);
-        InodeAttrs dir = parentForCreate(t, c, parent, name, "create");
+        Names.check(name);
+        Permissions.check(c, t.requireDir(parent), X, "create");
         NsTx.Dentry existing = t.dentry(parent, name);
         if (existing != null) {
             if (exclusive) {
@@ -196,6 +202,7 @@ final class NamespaceOps {
             }
             return new Created(a, false);
         }
+        InodeAttrs dir = parentForCreate(t, c, parent, name, "create");
         PolicyResolver.Effective eff = effectivePolicy(t, dir);
         Policy p = eff.policy();
         ChainTables.Table table = tables.latest(p.replicas()).orElseThrow(() -> new StrataException(Status.UNSUPPORTED,

@@ -39,9 +39,15 @@ class OpenAccessTest extends MetaFixture {
         OpenResult g = createOpen(ALICE, home, "g", 0, false, OpenFlags.WRITE);
         assertThat(g.attrs().mode()).isEqualTo(0600);
         assertFailsClean(Status.PERMISSION_DENIED, () -> createOpen(BOB, home, "g", 0644, false, OpenFlags.READ));
-        // the parent's bits still decide whether a name may be made
+        // the parent's bits still decide whether a name may be made; an existing name needs only search
         InodeAttrs priv = mkdir(ALICE, home.id(), "alice", 0755);
         assertFailsClean(Status.PERMISSION_DENIED, () -> createOpen(BOB, priv, "x", 0644, false, RW));
+        create(ALICE, priv.id(), "shared", 0644);
+        assertThat(createOpen(BOB, priv, "shared", 0600, false, OpenFlags.READ).attrs().mode()).isEqualTo(0644);
+        assertFailsClean(Status.ALREADY_EXISTS, () -> createOpen(BOB, priv, "shared", 0600, true, OpenFlags.READ));
+        InodeAttrs closed = mkdir(ALICE, home.id(), "closed", 0700);
+        create(ALICE, closed.id(), "hidden", 0644);
+        assertFailsClean(Status.PERMISSION_DENIED, () -> createOpen(BOB, closed, "hidden", 0644, false, OpenFlags.READ));
         mkdir(ALICE, home.id(), "d", 0755);
         assertFailsClean(Status.IS_A_DIRECTORY, () -> createOpen(ALICE, home, "d", 0644, false, OpenFlags.READ));
         assertFailsClean(Status.INVALID_ARGUMENT, () -> createOpen(ALICE, home, "bad", 0644, false, OpenFlags.TRUNCATE));
