@@ -3,6 +3,7 @@ package io.strata.cli;
 import static io.strata.cli.UserErrors.at;
 
 import io.netty.buffer.ByteBuf;
+import io.strata.client.EntryStatus;
 import io.strata.client.FileStatus;
 import io.strata.client.OpenFlag;
 import io.strata.client.StrataFile;
@@ -11,6 +12,7 @@ import io.strata.core.DataSize;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.util.Futures;
+import io.strata.protocol.meta.DeviceNumber;
 import io.strata.protocol.meta.DirEntry;
 import java.io.IOException;
 import java.io.InputStream;
@@ -141,10 +143,14 @@ final class FsCommands {
 
         @Override
         int run(StrataFileSystem fs) {
-            FileStatus st = at(path, () -> fs.lstat(path));
+            EntryStatus entry = at(path, () -> fs.lstatEntry(path));
+            FileStatus st = entry.status();
             PrintWriter o = out();
             o.println("  path: " + path);
-            o.println("  type: " + st.type().name().toLowerCase(java.util.Locale.ROOT) + "   inode: " + Long.toUnsignedString(st.inode().value()));
+            o.println("  type: " + FsCommandsSupport.typeName(st) + "   inode: " + Long.toUnsignedString(st.inode().value()));
+            if (st.type().isDevice()) {
+                o.println("  device: " + DeviceNumber.toString(entry.rdev()));
+            }
             o.println("  size: " + st.size() + " (" + DataSize.human(st.size()) + ")   links: " + st.nlink());
             o.println("  mode: " + FsCommandsSupport.modeString(st) + " (" + String.format("%04o", st.mode()) + ")   uid: " + st.uid()
                     + "   gid: " + st.gid());
@@ -345,13 +351,34 @@ final class FsCommands {
             };
         }
 
+        /** The type in stat(1)'s words. */
+        static String typeName(FileStatus st) {
+            return switch (st.type()) {
+                case FILE -> "file";
+                case DIRECTORY -> "directory";
+                case SYMLINK -> "symlink";
+                case FIFO -> "fifo";
+                case SOCKET -> "socket";
+                case CHAR_DEVICE -> "character device";
+                case BLOCK_DEVICE -> "block device";
+            };
+        }
+
         static FileStatus status(StrataFileSystem fs, String dir, DirEntry e) {
             String path = join(dir, e.name());
             return at(path, () -> fs.lstat(path));
         }
 
         static String modeString(FileStatus st) {
-            StringBuilder sb = new StringBuilder(st.isDirectory() ? "d" : st.isSymlink() ? "l" : "-");
+            StringBuilder sb = new StringBuilder(switch (st.type()) {
+                case DIRECTORY -> "d";
+                case SYMLINK -> "l";
+                case FIFO -> "p";
+                case SOCKET -> "s";
+                case CHAR_DEVICE -> "c";
+                case BLOCK_DEVICE -> "b";
+                case FILE -> "-";
+            });
             String rwx = "rwxrwxrwx";
             for (int i = 0; i < 9; i++) {
                 sb.append((st.mode() & (1 << (8 - i))) != 0 ? rwx.charAt(i) : '-');

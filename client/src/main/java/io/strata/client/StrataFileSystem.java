@@ -15,11 +15,13 @@ import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
 import io.strata.protocol.meta.Caller;
 import io.strata.protocol.meta.DirEntry;
+import io.strata.protocol.meta.DeviceNumber;
 import io.strata.protocol.meta.DirPage;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.InodeType;
 import io.strata.protocol.meta.Meta;
 import io.strata.protocol.meta.OpenFlags;
+import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.PolicyInfo;
 import io.strata.protocol.meta.SetAttr;
 import io.strata.protocol.meta.StatFs;
@@ -235,6 +237,15 @@ public final class StrataFileSystem implements AutoCloseable {
         return metaJoin(lstatAsync(path));
     }
 
+    /** As {@link #lstatAsync}, with a device's number (what {@code stat(2)} fills in for any type). */
+    public CompletableFuture<EntryStatus> lstatEntryAsync(String path) {
+        return lookup(path).thenApply(a -> new EntryStatus(FileStatus.of(a, core.sizeOf(a)), a.rdev()));
+    }
+
+    public EntryStatus lstatEntry(String path) {
+        return metaJoin(lstatEntryAsync(path));
+    }
+
     /** The file or directory {@code path} names, symlinks followed. */
     public CompletableFuture<FileStatus> statAsync(String path) {
         return resolve(path).thenApply(a -> FileStatus.of(a, core.sizeOf(a)));
@@ -379,6 +390,37 @@ public final class StrataFileSystem implements AutoCloseable {
         metaJoin(renameAsync(src, dst));
     }
 
+    // ---- special files ----
+
+    /**
+     * mknod(2): a FIFO, socket, character or block device at {@code path} (a name with a type,
+     * mode, owner and, for a device, its number {@code rdev} as {@link DeviceNumber} encodes it;
+     * 0 for the others), or an empty regular file for {@link InodeType#FILE}. Devices need root
+     * (NOT_PERMITTED). The namespace stores no data for special files and the client never opens
+     * them: through a mount the kernel serves a FIFO's, socket's or device's I/O itself.
+     */
+    public CompletableFuture<FileStatus> mknodAsync(String path, InodeType type, int mode, long rdev) {
+        List<String> parts;
+        try {
+            parts = PathNames.components(path);
+            if (type != InodeType.FILE && (type == null || !type.isSpecial())) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "mknod makes files, FIFOs, sockets and devices, not a " + type);
+            }
+            if (type == InodeType.FILE && rdev != 0) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "mknod: a regular file has no device number (got " + rdev + ")");
+            }
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return core.inParent(caller, parts, (p, n) -> type == InodeType.FILE
+                ? core.meta().createAsync(caller, p, n, mode, true, null)
+                : core.meta().mknodAsync(caller, p, n, type, mode, rdev, null)).thenApply(FileStatus::of);
+    }
+
+    public FileStatus mknod(String path, InodeType type, int mode, long rdev) {
+        return metaJoin(mknodAsync(path, type, mode, rdev));
+    }
+
     // ---- links ----
 
     public CompletableFuture<FileStatus> symlinkAsync(String target, String linkPath) {
@@ -412,49 +454,59 @@ public final class StrataFileSystem implements AutoCloseable {
     // ---- files ----
 
     /**
-     * Opens a file. {@code mode} is used when CREATE creates it. WRITE of a file in an
-     * {@code immutable} directory that was already written fails with READ_ONLY.
+     * Opens a file. With CREATE the file is created (with {@code mode}) or found and opened in one
+     * namespace operation, as open(2) with O_CREAT: a file this call created opens as asked
+     * whatever {@code mode} says (mode 0 included); an existing one is checked against its mode.
+     * WRITE of a file in an {@code immutable} directory that was already written fails with
+     * READ_ONLY.
+     *
+     * <p>The handle acts through its session ({@link Caller#session}): its truncate is allowed by
+     * the write access checked at open, as ftruncate(2) of a descriptor is, whatever the file's
+     * mode became since.
      */
     public CompletableFuture<StrataFile> openAsync(String path, Set<OpenFlag> flags, int mode) {
         boolean write = flags.contains(OpenFlag.WRITE);
         boolean read = flags.contains(OpenFlag.READ) || !write;
-        CompletableFuture<InodeAttrs> found;
+        int f = (read ? OpenFlags.READ : 0) | (write ? OpenFlags.WRITE : 0);
+        CompletableFuture<OpenResult> opened;
         if (flags.contains(OpenFlag.CREATE)) {
             List<String> parts = PathNames.components(path);
-            found = core.inParent(caller, parts, (p, n) -> core.meta().createAsync(caller, p, n, mode, flags.contains(OpenFlag.EXCLUSIVE), null));
+            boolean exclusive = flags.contains(OpenFlag.EXCLUSIVE);
+            opened = core.inParent(caller, parts, (p, n) -> core.meta().createOpenAsync(caller, p, n, mode, exclusive, f, core.clientId(), null));
         } else {
-            found = resolve(path);
+            opened = resolve(path).thenCompose(a -> {
+                if (a.isDirectory()) {
+                    throw new StrataException(Status.IS_A_DIRECTORY, "\"" + path + "\" is a directory");
+                }
+                if (!a.isFile()) {
+                    throw new StrataException(Status.INVALID_ARGUMENT, "\"" + path + "\" is not a regular file");
+                }
+                return core.meta().openAsync(caller, a.id(), f, core.clientId(), null);
+            });
         }
-        return found.thenCompose(a -> openInode(a, read, write, flags.contains(OpenFlag.TRUNCATE), path));
+        return opened.thenCompose(o -> handle(o, read, write, flags.contains(OpenFlag.TRUNCATE), path));
     }
 
-    private CompletableFuture<StrataFile> openInode(InodeAttrs a, boolean read, boolean write, boolean truncate, String path) {
-        if (a.isDirectory()) {
-            throw new StrataException(Status.IS_A_DIRECTORY, "\"" + path + "\" is a directory");
+    /** The handle over session {@code o}: every namespace call it makes acts through that session. */
+    private CompletableFuture<StrataFile> handle(OpenResult o, boolean read, boolean write, boolean truncate, String path) {
+        Caller through = caller.through(o.sessionId());
+        InodeAttrs now = o.attrs();
+        if (write && FilePolicy.of(now.policy()).consistency() == Consistency.IMMUTABLE
+                && (now.dataVersion() > 1 || now.length() > 0)) {
+            core.meta().closeAsync(through, now.id(), o.sessionId(), 0, false, null);
+            throw new StrataException(Status.READ_ONLY, "\"" + path + "\" is in an immutable directory and was already written");
         }
-        if (!a.isFile()) {
-            throw new StrataException(Status.INVALID_ARGUMENT, "\"" + path + "\" is not a regular file");
+        FileState s = core.acquire(now);
+        StrataFile h = new StrataFile(core, s, through, o.sessionId(), read, write);
+        if (!write || !truncate || (now.length() == 0 && now.chunkHighWater() == 0 && s.length() == 0)) {
+            return CompletableFuture.completedFuture(h);
         }
-        int f = (read ? OpenFlags.READ : 0) | (write ? OpenFlags.WRITE : 0);
-        return core.meta().openAsync(caller, a.id(), f, core.clientId(), null).thenCompose(o -> {
-            InodeAttrs now = o.attrs();
-            if (write && FilePolicy.of(now.policy()).consistency() == Consistency.IMMUTABLE
-                    && (now.dataVersion() > 1 || now.length() > 0)) {
-                core.meta().closeAsync(caller, now.id(), o.sessionId(), 0, false, null);
-                throw new StrataException(Status.READ_ONLY, "\"" + path + "\" is in an immutable directory and was already written");
+        return core.truncate(through, s, 0).handle((x, e) -> {
+            if (e != null) {
+                h.closeAsync();
+                throw StrataException.wrap(e);
             }
-            FileState s = core.acquire(now);
-            StrataFile h = new StrataFile(core, s, caller, o.sessionId(), read, write);
-            if (!write || !truncate || (now.length() == 0 && now.chunkHighWater() == 0 && s.length() == 0)) {
-                return CompletableFuture.completedFuture(h);
-            }
-            return core.truncate(caller, s, 0).handle((x, e) -> {
-                if (e != null) {
-                    h.closeAsync();
-                    throw StrataException.wrap(e);
-                }
-                return h;
-            });
+            return h;
         });
     }
 

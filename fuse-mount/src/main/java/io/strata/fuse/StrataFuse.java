@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.strata.client.EntryStatus;
 import io.strata.client.FileStatus;
 import io.strata.client.OpenFlag;
 import io.strata.client.StrataFile;
@@ -82,6 +83,10 @@ final class StrataFuse extends FuseStubFS {
     private static final int S_IFREG = 0100000;
     private static final int S_IFDIR = 0040000;
     private static final int S_IFLNK = 0120000;
+    private static final int S_IFIFO = 0010000;
+    private static final int S_IFSOCK = 0140000;
+    private static final int S_IFCHR = 0020000;
+    private static final int S_IFBLK = 0060000;
     /** Linux {@code struct fuse_file_info} (libfuse 2.9, x86_64): the bit-field word after {@code writepage}. */
     private static final int FI_BITS_OFFSET = 20;
     private static final int FI_DIRECT_IO = 1;
@@ -242,13 +247,38 @@ final class StrataFuse extends FuseStubFS {
         }
     }
 
-    static void fill(FileStat stat, FileStatus st) {
-        int type = switch (st.type()) {
+    /** The {@code S_IFMT} bits of a type. */
+    static int typeBits(InodeType type) {
+        return switch (type) {
             case DIRECTORY -> S_IFDIR;
             case SYMLINK -> S_IFLNK;
             case FILE -> S_IFREG;
+            case FIFO -> S_IFIFO;
+            case SOCKET -> S_IFSOCK;
+            case CHAR_DEVICE -> S_IFCHR;
+            case BLOCK_DEVICE -> S_IFBLK;
         };
-        stat.st_mode.set(type | (st.mode() & 07777));
+    }
+
+    /** The type {@code mknod(2)} asks for in {@code mode}'s {@code S_IFMT} bits (0 is a regular file), or null. */
+    static InodeType typeOf(long mode) {
+        return switch ((int) (mode & S_IFMT)) {
+            case 0, S_IFREG -> InodeType.FILE;
+            case S_IFIFO -> InodeType.FIFO;
+            case S_IFSOCK -> InodeType.SOCKET;
+            case S_IFCHR -> InodeType.CHAR_DEVICE;
+            case S_IFBLK -> InodeType.BLOCK_DEVICE;
+            default -> null;
+        };
+    }
+
+    static void fill(FileStat stat, FileStatus st) {
+        fill(stat, st, 0);
+    }
+
+    static void fill(FileStat stat, FileStatus st, long rdev) {
+        stat.st_mode.set(typeBits(st.type()) | (st.mode() & 07777));
+        stat.st_rdev.set(rdev);
         stat.st_ino.set(st.inode().value());
         stat.st_nlink.set(st.nlink());
         stat.st_uid.set(st.uid());
@@ -272,9 +302,12 @@ final class StrataFuse extends FuseStubFS {
     public int getattr(String path, FileStat stat) {
         return call("getattr", () -> {
             FileStatus st = dirAttrs == null ? null : dirAttrs.getIfPresent(path);
+            long rdev = 0;
             if (st == null) {
                 long before = changes.get();
-                st = join(who().lstatAsync(p(path)), metaBound);
+                EntryStatus e = join(who().lstatEntryAsync(p(path)), metaBound);
+                st = e.status();
+                rdev = e.rdev();
                 if (dirAttrs != null && st.type() == InodeType.DIRECTORY) {
                     dirAttrs.put(path, st);
                     if (changes.get() != before) {
@@ -282,7 +315,7 @@ final class StrataFuse extends FuseStubFS {
                     }
                 }
             }
-            fill(stat, st);
+            fill(stat, st, rdev);
             return 0;
         });
     }
@@ -330,7 +363,12 @@ final class StrataFuse extends FuseStubFS {
     public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
         return call("fgetattr", () -> {
             StrataFile h = fi == null ? null : open.get(fi.fh.get());
-            fill(stat, join(h != null ? h.statAsync() : who().lstatAsync(p(path)), metaBound));
+            if (h != null) {
+                fill(stat, join(h.statAsync(), metaBound));
+            } else {
+                EntryStatus e = join(who().lstatEntryAsync(p(path)), metaBound);
+                fill(stat, e.status(), e.rdev());
+            }
             return 0;
         });
     }
@@ -461,15 +499,20 @@ final class StrataFuse extends FuseStubFS {
         });
     }
 
+    /**
+     * Regular files, FIFOs, sockets ({@code bind(2)} makes one) and devices. Only the name is
+     * stored: the kernel gives a FIFO, socket or device inode its own operations, so their I/O
+     * never reaches this mount.
+     */
     @Override
     public int mknod(String path, @mode_t long mode, long rdev) {
         return mutation("mknod", path, () -> {
-            if ((mode & S_IFMT) != S_IFREG && (mode & S_IFMT) != 0) {
-                return -Status.Errno.EPERM; // devices, fifos and sockets are not stored
+            InodeType type = typeOf(mode);
+            if (type == null) {
+                return -Status.Errno.EINVAL;
             }
-            StrataFile h = join(who().openAsync(p(path), EnumSet.of(OpenFlag.CREATE, OpenFlag.EXCLUSIVE, OpenFlag.WRITE),
-                    (int) (mode & 07777)), ioBound);
-            join(h.closeAsync(), ioBound);
+            long dev = type.isDevice() ? rdev & 0xFFFF_FFFFL : 0; // FUSE carries 32 bits; others have none
+            join(who().mknodAsync(p(path), type, (int) (mode & 07777), dev), metaBound);
             return 0;
         });
     }
@@ -490,7 +533,7 @@ final class StrataFuse extends FuseStubFS {
             filter.apply(buf, ".", null, 0);
             filter.apply(buf, "..", null, 0);
             for (DirEntry e : entries) {
-                st.st_mode.set(e.type() == InodeType.DIRECTORY ? S_IFDIR : e.type() == InodeType.SYMLINK ? S_IFLNK : S_IFREG);
+                st.st_mode.set(typeBits(e.type()));
                 st.st_ino.set(e.inode().value());
                 if (filter.apply(buf, e.name(), st, 0) != 0) {
                     break;

@@ -12,7 +12,10 @@ import java.nio.charset.StandardCharsets;
  * entries form one range in byte order.
  */
 public enum KeySpace {
-    /** {@code INOD|inode(le64)} -> inode record; {@code INOD|inode|'T'} -> directory change time (atomic max). */
+    /**
+     * {@code INOD|inode(le64)} -> inode record; {@code INOD|inode|'N'} -> a directory's number of
+     * subdirectories (atomic add); {@code INOD|inode|'T'} -> directory change time (atomic max).
+     */
     INODE("INOD"),
     /** {@code DENT|parent(le64)|name} -> child inode (le64) + type (u8). */
     DENTRY("DENT"),
@@ -47,6 +50,7 @@ public enum KeySpace {
     }
 
     static final byte DIR_TIME_SUFFIX = 'T';
+    static final byte SUBDIRS_SUFFIX = 'N';
 
     public static byte[] inode(InodeId id) {
         byte[] k = new byte[12];
@@ -56,10 +60,18 @@ public enum KeySpace {
     }
 
     static byte[] dirTime(InodeId id) {
+        return inodeSuffix(id, DIR_TIME_SUFFIX);
+    }
+
+    static byte[] subdirs(InodeId id) {
+        return inodeSuffix(id, SUBDIRS_SUFFIX);
+    }
+
+    private static byte[] inodeSuffix(InodeId id, byte suffix) {
         byte[] k = new byte[13];
         System.arraycopy(INODE.prefix, 0, k, 0, 4);
         Bytes.putLe64(k, 4, id.value());
-        k[12] = DIR_TIME_SUFFIX;
+        k[12] = suffix;
         return k;
     }
 

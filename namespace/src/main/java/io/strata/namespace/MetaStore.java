@@ -5,6 +5,7 @@ import io.strata.protocol.meta.Codec;
 import io.strata.protocol.meta.Staging;
 import io.strata.protocol.meta.DirPage;
 import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.InodeType;
 import io.strata.protocol.meta.Meta;
 import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.PolicyInfo;
@@ -278,6 +279,13 @@ public final class MetaStore implements Meta, AutoCloseable {
     }
 
     @Override
+    public CompletableFuture<InodeAttrs> mknodAsync(Caller c, InodeId parent, String name, InodeType type, int mode, long rdev,
+                                                    RequestId req) {
+        return write("mknod", req, allocator::next, (t, id, ms) -> ops.mknod(t, c, parent, name, type, mode, rdev, id),
+                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    }
+
+    @Override
     public CompletableFuture<String> readlinkAsync(Caller c, InodeId inode) {
         return read("readlink", t -> ops.readlink(t, c, inode));
     }
@@ -312,31 +320,43 @@ public final class MetaStore implements Meta, AutoCloseable {
     public CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req) {
         long session = ctx.random().nextLong();
         return write("open", req, null, (t, id, ms) -> ops.open(t, c, inode, flags, clientId, session),
-                r -> {
-                    ByteBuf b = Unpooled.buffer();
-                    try {
-                        b.writeLong(r.sessionId());
-                        Codec.writeInode(b, r.attrs());
-                        return ByteBufUtil.getBytes(b);
-                    } finally {
-                        b.release();
-                    }
-                },
-                bytes -> {
-                    ByteBuf b = Unpooled.wrappedBuffer(bytes);
-                    return new OpenResult(Wire.readLong(b, "session"), Codec.readInode(b));
-                });
+                MetaStore::openedBytes, MetaStore::openedFrom);
+    }
+
+    @Override
+    public CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
+                                                         long clientId, RequestId req) {
+        long session = ctx.random().nextLong();
+        return write("create-open", req, allocator::next,
+                (t, id, ms) -> ops.createOpen(t, c, parent, name, mode, exclusive, flags, clientId, session, id),
+                MetaStore::openedBytes, MetaStore::openedFrom);
+    }
+
+    private static byte[] openedBytes(OpenResult r) {
+        ByteBuf b = Unpooled.buffer();
+        try {
+            b.writeLong(r.sessionId());
+            Codec.writeInode(b, r.attrs());
+            return ByteBufUtil.getBytes(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    private static OpenResult openedFrom(byte[] bytes) {
+        ByteBuf b = Unpooled.wrappedBuffer(bytes);
+        return new OpenResult(Wire.readLong(b, "session"), Codec.readInode(b));
     }
 
     @Override
     public CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req) {
-        return write("close", req, null, (t, id, ms) -> ops.publish(t, inode, session, writtenLength, wrote, true, ms),
+        return write("close", req, null, (t, id, ms) -> ops.publish(t, c, inode, session, writtenLength, wrote, true, ms),
                 MetaStore::attrsBytes, MetaStore::attrsFrom);
     }
 
     @Override
     public CompletableFuture<InodeAttrs> fsyncAsync(Caller c, InodeId inode, long session, long writtenLength, RequestId req) {
-        return write("fsync", req, null, (t, id, ms) -> ops.publish(t, inode, session, writtenLength, writtenLength >= 0, false, ms),
+        return write("fsync", req, null, (t, id, ms) -> ops.publish(t, c, inode, session, writtenLength, writtenLength >= 0, false, ms),
                 MetaStore::attrsBytes, MetaStore::attrsFrom);
     }
 

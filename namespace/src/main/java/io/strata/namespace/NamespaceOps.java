@@ -194,8 +194,22 @@ final class NamespaceOps {
     }
 
     InodeAttrs create(NsTx t, Caller c, InodeId parent, String name, int mode, boolean exclusive, InodeId newId) {
+        return createFile(t, c, parent, name, mode, exclusive, newId).attrs();
+    }
+
+    /** A regular file {@link #createFile} made ({@code created}) or found. */
+    record Created(InodeAttrs attrs, boolean created) {
+    }
+
+    /**
+     * A name that exists is looked up, as open(2) with O_CREAT does: search permission on the
+     * parent is enough to find it (and to be told it exists); only a new name needs write
+     * permission there.
+     */
+    private Created createFile(NsTx t, Caller c, InodeId parent, String name, int mode, boolean exclusive, InodeId newId) {
         Names.checkMode(mode);
-        InodeAttrs dir = parentForCreate(t, c, parent, name, "create");
+        Names.check(name);
+        Permissions.check(c, t.requireDir(parent), X, "create");
         NsTx.Dentry existing = t.dentry(parent, name);
         if (existing != null) {
             if (exclusive) {
@@ -205,8 +219,9 @@ final class NamespaceOps {
             if (a.isDirectory()) {
                 throw new StrataException(Status.IS_A_DIRECTORY, "\"" + Names.printable(name) + "\" is a directory");
             }
-            return a;
+            return new Created(a, false);
         }
+        InodeAttrs dir = parentForCreate(t, c, parent, name, "create");
         PolicyResolver.Effective eff = effectivePolicy(t, dir);
         Policy p = eff.policy();
         ChainTables.Table table = tables.latest(p.replicas()).orElseThrow(() -> new StrataException(Status.UNSUPPORTED,
@@ -217,8 +232,8 @@ final class NamespaceOps {
             fixed.put(s.field().key(), s.value());
         }
         InodeAttrs a = new InodeAttrs(newId, InodeType.FILE, mode, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now,
-                null, "", "", layout, fixed, 0);
-        return insert(t, parent, name, a);
+                null, "", "", layout, fixed, 0, 0);
+        return new Created(insert(t, parent, name, a), true);
     }
 
     InodeAttrs mkdir(NsTx t, Caller c, InodeId parent, String name, int mode, InodeId newId) {
@@ -226,8 +241,9 @@ final class NamespaceOps {
         InodeAttrs dir = parentForCreate(t, c, parent, name, "mkdir");
         requireFree(t, parent, name);
         int m = (dir.mode() & Permissions.SETGID) != 0 ? mode | Permissions.SETGID : mode;
-        InodeAttrs a = new InodeAttrs(newId, InodeType.DIRECTORY, m, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now,
-                parent, name, "", null, Map.of(), 0);
+        InodeAttrs a = new InodeAttrs(newId, InodeType.DIRECTORY, m, c.uid(), newGid(c, dir), NsTx.COUNTED_DIR_LINKS, 0, 1,
+                t.now, t.now, t.now, parent, name, "", null, Map.of(), 0, 0);
+        t.countSubdir(dir, 1);
         return insert(t, parent, name, a);
     }
 
@@ -237,7 +253,30 @@ final class NamespaceOps {
         requireFree(t, parent, name);
         InodeAttrs a = new InodeAttrs(newId, InodeType.SYMLINK, 0777, c.uid(), newGid(c, dir), 1,
                 target.getBytes(java.nio.charset.StandardCharsets.UTF_8).length, 1, t.now, t.now, t.now, null, "", target,
-                null, Map.of(), 0);
+                null, Map.of(), 0, 0);
+        return insert(t, parent, name, a);
+    }
+
+    /**
+     * A FIFO, socket or device: type, mode, owner, times and a device's number, no data. Devices
+     * need root, as mknod(2) needs CAP_MKNOD for them.
+     */
+    InodeAttrs mknod(NsTx t, Caller c, InodeId parent, String name, InodeType type, int mode, long rdev, InodeId newId) {
+        Names.checkMode(mode);
+        if (type == null || !type.isSpecial()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "mknod makes FIFOs, sockets and devices, not a " + type
+                    + " (files come from create, directories from mkdir, symlinks from symlink)");
+        }
+        if (!type.isDevice() && rdev != 0) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "mknod: a " + type + " has no device number (got " + rdev + ")");
+        }
+        if (type.isDevice() && !c.isRoot()) {
+            throw new StrataException(Status.NOT_PERMITTED, "mknod: only root may create a device, not " + c);
+        }
+        InodeAttrs dir = parentForCreate(t, c, parent, name, "mknod");
+        requireFree(t, parent, name);
+        InodeAttrs a = new InodeAttrs(newId, type, mode, c.uid(), newGid(c, dir), 1, 0, 1, t.now, t.now, t.now, null, "", "",
+                null, Map.of(), 0, rdev);
         return insert(t, parent, name, a);
     }
 
@@ -293,6 +332,7 @@ final class NamespaceOps {
         }
         t.clearDentry(parent, name);
         t.touchDir(parent);
+        t.countSubdir(dir, -1);
         t.deleteInode(victim.id());
         t.countInodes(-1);
     }
@@ -375,6 +415,7 @@ final class NamespaceOps {
                     throw new StrataException(Status.DIRECTORY_NOT_EMPTY, "rename: \"" + Names.printable(dstName) + "\" is not empty");
                 }
                 t.deleteInode(victim.id());
+                t.countSubdir(ddir, -1);
                 t.countInodes(-1);
             } else {
                 if (victim.isDirectory()) {
@@ -388,6 +429,10 @@ final class NamespaceOps {
         t.putDentry(dstParent, dstName, src.id(), src.type());
         if (src.isDirectory()) {
             t.putInode(src.withParent(dstParent, dstName, t.now));
+            if (moving) { // its ".." now names the new parent
+                t.countSubdir(sdir, -1);
+                t.countSubdir(ddir, 1);
+            }
         } else {
             t.putInode(src.withNlink(src.nlink(), t.now)); // ctime
         }
@@ -406,10 +451,15 @@ final class NamespaceOps {
         int gid = a.gid();
         if (s.mode() != null) {
             Names.checkMode(s.mode());
-            Permissions.requireOwner(c, a, "chmod");
-            mode = s.mode();
-            if (!c.isRoot() && !c.inGroup(gid)) {
-                mode &= ~Permissions.SETGID;
+            if (c.isRoot() || c.uid() == a.uid()) {
+                mode = s.mode();
+                if (!c.isRoot() && !c.inGroup(gid)) {
+                    mode &= ~Permissions.SETGID;
+                }
+            } else if (clearsOnlySetIdBits(a.mode(), s.mode()) && (Permissions.allowed(c, a, W) || writableThrough(t, c, inode))) {
+                mode = s.mode(); // after a write or truncate by someone other than root, the kernel clears them as that user
+            } else {
+                Permissions.requireOwner(c, a, "chmod");
             }
         }
         if (s.uid() != null && s.uid() != a.uid()) {
@@ -438,9 +488,14 @@ final class NamespaceOps {
             if (s.size() < 0) {
                 throw new StrataException(Status.INVALID_ARGUMENT, "truncate: negative size " + s.size());
             }
-            Permissions.check(c, a, W, "truncate");
+            if (!writableThrough(t, c, inode)) {
+                Permissions.check(c, a, W, "truncate");
+            }
             t.countBytes(s.size() - a.length());
             out = out.withData(s.size(), t.now);
+            if (!c.isRoot() && c.uid() != a.uid()) {
+                out = withoutSetId(out, t.now);
+            }
         }
         if (s.atimeNanos() != null || s.mtimeNanos() != null) {
             boolean toNow = (s.atimeNanos() == null || s.atimeNanos() == SetAttr.NOW) && (s.mtimeNanos() == null || s.mtimeNanos() == SetAttr.NOW);
@@ -459,7 +514,41 @@ final class NamespaceOps {
             }
         }
         t.putInode(out);
-        return out;
+        return t.withLinks(out);
+    }
+
+    /** Whether mode {@code to} is mode {@code from} with some of its set-user-ID and set-group-ID bits cleared, and nothing else changed. */
+    static boolean clearsOnlySetIdBits(int from, int to) {
+        int cleared = from & ~to;
+        return to != from && (to & ~from) == 0 && (cleared & ~(Permissions.SETUID | Permissions.SETGID)) == 0;
+    }
+
+    /** Whether the caller acts through a session of {@code inode} opened for writing (an ftruncate(2) descriptor). */
+    private static boolean writableThrough(NsTx t, Caller c, InodeId inode) {
+        if (c.session() == 0) {
+            return false;
+        }
+        byte[] v = t.reader.get(KeySpace.session(inode, c.session()));
+        return v != null && v.length > 8 && (v[8] & OpenFlags.WRITE) != 0;
+    }
+
+    /**
+     * A regular file after someone other than its owner or root changed its data: without the
+     * set-user-ID bit, and without the set-group-ID bit when group execution is allowed (without
+     * it the bit means mandatory locking), as Linux's write(2) and truncate(2) do. The owner's
+     * own changes keep the bits here (the owner may set them anyway, and {@code cp -p} sets them
+     * before its close publishes the writes); through a mount the kernel clears them for the
+     * owner too, as it does on any Linux file system.
+     */
+    static InodeAttrs withoutSetId(InodeAttrs a, long now) {
+        if (!a.isFile()) {
+            return a;
+        }
+        int m = a.mode() & ~Permissions.SETUID;
+        if ((m & 010) != 0) {
+            m &= ~Permissions.SETGID;
+        }
+        return m == a.mode() ? a : a.withOwner(m, a.uid(), a.gid(), now);
     }
 
     byte[] getxattr(NsTx t, Caller c, InodeId inode, String name) {
@@ -521,10 +610,29 @@ final class NamespaceOps {
     // ---- sessions and file length ----------------------------------------------------------
 
     OpenResult open(NsTx t, Caller c, InodeId inode, int flags, long clientId, long session) {
+        checkOpenFlags(flags);
+        return openSession(t, c, t.requireInode(inode), flags, clientId, session, true);
+    }
+
+    /**
+     * open(2) with O_CREAT: the file is created (or found) and opened in one transaction, its
+     * mode checked only if it existed: the mode a create gives applies to later opens.
+     */
+    OpenResult createOpen(NsTx t, Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags, long clientId,
+                          long session, InodeId newId) {
+        checkOpenFlags(flags);
+        Created r = createFile(t, c, parent, name, mode, exclusive, newId);
+        return openSession(t, c, r.attrs(), flags, clientId, session, !r.created());
+    }
+
+    private static void checkOpenFlags(int flags) {
         if (flags == 0 || (flags & ~OpenFlags.ALL) != 0 || ((flags & OpenFlags.TRUNCATE) != 0 && (flags & OpenFlags.WRITE) == 0)) {
             throw new StrataException(Status.INVALID_ARGUMENT, "bad open flags " + flags);
         }
-        InodeAttrs a = t.requireInode(inode);
+    }
+
+    private OpenResult openSession(NsTx t, Caller c, InodeAttrs a, int flags, long clientId, long session, boolean checkAccess) {
+        InodeId inode = a.id();
         if (a.isDirectory() && (flags & OpenFlags.WRITE) != 0) {
             throw new StrataException(Status.IS_A_DIRECTORY, "open for writing: " + inode + " is a directory");
         }
@@ -532,7 +640,9 @@ final class NamespaceOps {
             throw new StrataException(Status.INVALID_ARGUMENT, "open: " + inode + " is not a regular file");
         }
         int want = ((flags & OpenFlags.READ) != 0 ? R : 0) | ((flags & OpenFlags.WRITE) != 0 ? W : 0);
-        Permissions.check(c, a, want, "open");
+        if (checkAccess) {
+            Permissions.check(c, a, want, "open");
+        }
         if ((flags & OpenFlags.TRUNCATE) != 0 && a.length() != 0) {
             t.countBytes(-a.length());
             a = a.withData(0, t.now);
@@ -547,7 +657,7 @@ final class NamespaceOps {
     }
 
     /** Close ({@code end}) or fsync: publish the session's writes; close also ends it and may free an unlinked file. */
-    InodeAttrs publish(NsTx t, InodeId inode, long session, long writtenLength, boolean wrote, boolean end, long nowMillis) {
+    InodeAttrs publish(NsTx t, Caller c, InodeId inode, long session, long writtenLength, boolean wrote, boolean end, long nowMillis) {
         byte[] sk = KeySpace.session(inode, session);
         if (t.tx.get(sk) == null) {
             throw new StrataException(Status.STALE_HANDLE, "no open session " + Long.toUnsignedString(session) + " on " + inode);
@@ -560,6 +670,9 @@ final class NamespaceOps {
             long len = Math.max(a.length(), writtenLength);
             t.countBytes(len - a.length());
             a = a.withData(len, t.now);
+            if (!c.isRoot() && c.uid() != a.uid()) {
+                a = withoutSetId(a, t.now);
+            }
             t.putInode(a);
         }
         if (end) {
@@ -579,7 +692,7 @@ final class NamespaceOps {
             if (Bytes.readLe64(kv.value(), 0, 8) == clientId && n < max) {
                 InodeId inode = KeySpace.idAt(kv.key());
                 long session = java.nio.ByteBuffer.wrap(kv.key(), 12, 8).getLong();
-                publish(t, inode, session, -1, false, true, nowMillis);
+                publish(t, Caller.ROOT, inode, session, -1, false, true, nowMillis);
                 n++;
             }
         }
@@ -671,8 +784,8 @@ final class NamespaceOps {
     }
 
     static InodeAttrs newRoot(long now) {
-        return new InodeAttrs(InodeId.ROOT, InodeType.DIRECTORY, 0755, 0, 0, 1, 0, 1, now, now, now, InodeId.ROOT, "", "", null,
-                Map.of(), 0);
+        return new InodeAttrs(InodeId.ROOT, InodeType.DIRECTORY, 0755, 0, 0, NsTx.COUNTED_DIR_LINKS, 0, 1, now, now, now,
+                InodeId.ROOT, "", "", null, Map.of(), 0, 0);
     }
 
     static boolean sameBytes(byte[] a, byte[] b) {

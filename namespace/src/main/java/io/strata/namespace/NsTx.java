@@ -57,28 +57,67 @@ final class NsTx {
         return a;
     }
 
-    /** The inode with a directory's latest change time folded in (one range read, no conflicts). */
+    /**
+     * The inode as operations return it: a directory's latest change time and its link count
+     * (from its subdirectory counter) folded in. One range read, no conflicts.
+     */
     InodeAttrs attrs(InodeId id) {
         byte[] k = KeySpace.inode(id);
-        List<KeyValue> kvs = tx.snapshot().getRange(k, Bytes.strinc(k), 2);
+        List<KeyValue> kvs = tx.snapshot().getRange(k, Bytes.strinc(k), 3);
         if (kvs.isEmpty() || kvs.get(0).key().length != 12) {
             throw new StrataException(Status.NOT_FOUND, "no inode " + id);
         }
         InodeAttrs a = Codec.inodeFrom(kvs.get(0).value());
-        if (kvs.size() > 1) {
-            long t = Bytes.readLe64(kvs.get(1).value());
-            if (t > a.mtimeNanos() || t > a.ctimeNanos()) {
-                a = a.withTimes(a.atimeNanos(), Math.max(t, a.mtimeNanos()), Math.max(t, a.ctimeNanos()));
+        long subdirs = 0;
+        for (int i = 1; i < kvs.size(); i++) {
+            byte[] key = kvs.get(i).key();
+            long v = Bytes.readLe64(kvs.get(i).value());
+            if (key[12] == KeySpace.DIR_TIME_SUFFIX && (v > a.mtimeNanos() || v > a.ctimeNanos())) {
+                a = a.withTimes(a.atimeNanos(), Math.max(v, a.mtimeNanos()), Math.max(v, a.ctimeNanos()));
+            } else if (key[12] == KeySpace.SUBDIRS_SUFFIX) {
+                subdirs = v;
             }
         }
-        return a;
+        return linksFolded(a, subdirs);
+    }
+
+    /** {@code a} as operations return it, for a record this transaction just wrote or read. */
+    InodeAttrs withLinks(InodeAttrs a) {
+        if (!countsSubdirs(a)) {
+            return a;
+        }
+        byte[] n = tx.snapshot().get(KeySpace.subdirs(a.id()));
+        return linksFolded(a, n == null ? 0 : Bytes.readLe64(n));
+    }
+
+    private static InodeAttrs linksFolded(InodeAttrs a, long subdirs) {
+        return countsSubdirs(a) ? a.withLinkCount(COUNTED_DIR_LINKS + subdirs) : a;
+    }
+
+    /**
+     * The stored link count of a directory that counts its subdirectories: its reported count is
+     * this plus the {@code 'N'} counter. Directories stored with 1 were made before subdirectories
+     * were counted and report 1 ("not counted", as btrfs does), since their counter never saw
+     * the subdirectories they already had.
+     */
+    static final long COUNTED_DIR_LINKS = 2;
+
+    static boolean countsSubdirs(InodeAttrs dir) {
+        return dir.isDirectory() && dir.nlink() >= COUNTED_DIR_LINKS;
+    }
+
+    /** A subdirectory of {@code dir} appeared (+1) or went (-1); nothing for a directory that does not count them. */
+    void countSubdir(InodeAttrs dir, long delta) {
+        if (countsSubdirs(dir)) {
+            tx.atomicAdd(KeySpace.subdirs(dir.id()), delta);
+        }
     }
 
     void putInode(InodeAttrs a) {
         tx.set(KeySpace.inode(a.id()), Codec.inodeBytes(a));
     }
 
-    /** Removes the inode record, its directory time and its extended attributes. */
+    /** Removes the inode record, its directory time and subdirectory counter, and its extended attributes. */
     void deleteInode(InodeId id) {
         byte[] k = KeySpace.inode(id);
         tx.clearRange(k, Bytes.strinc(k));

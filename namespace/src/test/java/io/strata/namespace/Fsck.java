@@ -16,9 +16,10 @@ import java.util.Set;
 
 /**
  * A consistency checker over the raw keyspace: every entry points to an inode of its type,
- * file link counts equal their entries, directories have one entry and a matching parent
- * pointer, every inode is reachable from the root (or is an open, unlinked file), and the usage
- * counters match.
+ * link counts of files, symlinks and special files equal their entries, directories have one
+ * entry and a matching parent pointer, a directory that counts its subdirectories has a counter
+ * equal to them, only devices carry a device number, every inode is reachable from the root (or
+ * is an open, unlinked file), and the usage counters match.
  */
 final class Fsck {
     private Fsck() {
@@ -28,14 +29,19 @@ final class Fsck {
         List<KeyValue> inodes = kv.run(tx -> tx.getPrefix(KeySpace.INODE.prefix(), 0));
         List<KeyValue> dents = kv.run(tx -> tx.getPrefix(KeySpace.DENTRY.prefix(), 0));
         Map<InodeId, InodeAttrs> byId = new HashMap<>();
+        Map<InodeId, Long> subdirCounters = new HashMap<>();
         long bytes = 0;
         for (KeyValue kv1 : inodes) {
             if (kv1.key().length == 12) {
                 InodeAttrs a = Codec.inodeFrom(kv1.value());
                 byId.put(a.id(), a);
                 bytes += a.isFile() ? a.length() : 0;
+                assertThat(a.rdev() == 0 || a.type().isDevice()).as("device number of %s %s", a.type(), a.id()).isTrue();
+            } else if (kv1.key()[12] == KeySpace.SUBDIRS_SUFFIX) {
+                subdirCounters.put(KeySpace.idAt(kv1.key()), Bytes.readLe64(kv1.value()));
             }
         }
+        Map<InodeId, Long> subdirs = new HashMap<>();
         Map<InodeId, Integer> links = new HashMap<>();
         Map<InodeId, InodeId> dirParent = new HashMap<>();
         for (KeyValue d : dents) {
@@ -48,12 +54,21 @@ final class Fsck {
             assertThat(c.type()).isEqualTo(NsTx.typeOf(d.value()[8]));
             links.merge(child, 1, Integer::sum);
             if (c.isDirectory()) {
+                subdirs.merge(parent, 1L, Long::sum);
                 assertThat(dirParent.put(child, parent)).as("directory %s has two names", child).isNull();
                 assertThat(c.parent()).as("parent pointer of %s", child).isEqualTo(parent);
                 assertThat(c.name()).isEqualTo(KeySpace.nameAt(d.key()));
             }
         }
+        for (InodeId counter : subdirCounters.keySet()) {
+            assertThat(byId.get(counter)).as("subdirectory counter of %s, which is gone or not a directory", counter)
+                    .matches(d -> d != null && NsTx.countsSubdirs(d));
+        }
         for (InodeAttrs a : byId.values()) {
+            if (NsTx.countsSubdirs(a)) {
+                assertThat(subdirCounters.getOrDefault(a.id(), 0L)).as("subdirectory counter of %s", a.id())
+                        .isEqualTo(subdirs.getOrDefault(a.id(), 0L));
+            }
             if (a.id().equals(InodeId.ROOT)) {
                 continue;
             }

@@ -38,6 +38,10 @@ public final class MetaService {
                     var m = r.message();
                     return attrs(meta.setattrAsync(m.caller(), m.inode(), m.attrs(), m.req()));
                 })
+                .handle(MetaMessages.SET_ATTRS_THROUGH, r -> {
+                    var m = r.message();
+                    return attrs(meta.setattrAsync(m.caller(), m.inode(), m.attrs(), m.req()));
+                })
                 .handle(MetaMessages.CREATE, r -> {
                     var m = r.message();
                     return attrs(meta.createAsync(m.caller(), m.parent(), m.name(), m.mode(), m.exclusive(), m.req()));
@@ -49,6 +53,10 @@ public final class MetaService {
                 .handle(MetaMessages.SYMLINK, r -> {
                     var m = r.message();
                     return attrs(meta.symlinkAsync(m.caller(), m.parent(), m.name(), m.target(), m.req()));
+                })
+                .handle(MetaMessages.MKNOD, r -> {
+                    var m = r.message();
+                    return attrs(meta.mknodAsync(m.caller(), m.parent(), m.name(), m.type(), m.mode(), m.rdev(), m.req()));
                 })
                 .handle(MetaMessages.READ_LINK, r -> meta.readlinkAsync(r.message().caller(), r.message().inode())
                         .thenApply(t -> Reply.of(new LinkTarget(t))))
@@ -76,6 +84,11 @@ public final class MetaService {
                 .handle(MetaMessages.OPEN, r -> {
                     var m = r.message();
                     return meta.openAsync(m.caller(), m.inode(), m.flags(), m.clientId(), m.req())
+                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs())));
+                })
+                .handle(MetaMessages.CREATE_OPEN, r -> {
+                    var m = r.message();
+                    return meta.createOpenAsync(m.caller(), m.parent(), m.name(), m.mode(), m.exclusive(), m.flags(), m.clientId(), m.req())
                             .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs())));
                 })
                 .handle(MetaMessages.CLOSE, r -> {

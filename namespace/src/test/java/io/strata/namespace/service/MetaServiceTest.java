@@ -16,7 +16,9 @@ import io.strata.core.rpc.RpcServer;
 import io.strata.core.util.Futures;
 import io.strata.protocol.meta.Caller;
 import io.strata.namespace.ChunkReclaimer;
+import io.strata.protocol.meta.DeviceNumber;
 import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InodeType;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.namespace.MetaStore;
 import io.strata.protocol.meta.OpenFlags;
@@ -117,6 +119,21 @@ class MetaServiceTest {
         join(client.removexattrAsync(root, f.id(), "user.k", req()));
         assertThat(join(client.policySetAsync(root, d.id(), List.of("replicas=2"), req())).overrides()).containsEntry("replicas", "2");
         assertThat(join(client.policyGetAsync(root, d.id())).path()).isEqualTo("/data");
+        InodeAttrs dev = join(client.mknodAsync(root, d.id(), "dev", InodeType.CHAR_DEVICE, 0620, DeviceNumber.of(4, 1), req()));
+        assertThat(join(client.lookupAsync(root, d.id(), "dev")).rdev()).isEqualTo(DeviceNumber.of(4, 1));
+        assertThat(join(client.readdirAsync(root, d.id(), null, 1, false)).entries().get(0).type()).isEqualTo(InodeType.CHAR_DEVICE);
+        Caller alice = Caller.of(1000, 1000);
+        join(client.setattrAsync(root, d.id(), SetAttr.mode(0777), req()));
+        OpenResult made = join(client.createOpenAsync(alice, d.id(), "zero", 0, true, OpenFlags.READ | OpenFlags.WRITE, 5, req()));
+        assertThat(made.attrs().mode()).isZero();
+        assertThat(join(client.setattrAsync(alice.through(made.sessionId()), made.attrs().id(), SetAttr.size(3), req())).length())
+                .isEqualTo(3);
+        join(client.closeAsync(alice, made.attrs().id(), made.sessionId(), 0, false, req()));
+        assertThat(join(client.getattrAsync(root, d.id())).nlink()).isEqualTo(2);
+        join(client.unlinkAsync(root, d.id(), "dev", req()));
+        join(client.unlinkAsync(root, d.id(), "zero", req()));
+        assertThatThrownBy(() -> join(client.mknodAsync(alice, d.id(), "dev", InodeType.BLOCK_DEVICE, 0600, 1, req())))
+                .satisfies(e -> assertThat(((StrataException) e).status()).isEqualTo(Status.NOT_PERMITTED));
         join(client.renameAsync(root, d.id(), "g", d.id(), "h", false, req()));
         join(client.unlinkAsync(root, d.id(), "h", req()));
         join(client.unlinkAsync(root, d.id(), "s", req()));

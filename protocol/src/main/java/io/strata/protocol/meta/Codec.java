@@ -17,14 +17,21 @@ import java.util.TreeMap;
  * {@link Wire.Malformed}. Buffers passed in are borrowed.
  */
 public final class Codec {
+    /** Inode records of files, directories and symlinks. */
     public static final int INODE_FORMAT = 1;
+    /**
+     * Inode records of FIFOs, sockets and devices: format 1 followed by the device number (u64).
+     * The other types keep format 1, so their records read the same as before special files.
+     */
+    public static final int INODE_FORMAT_SPECIAL = 2;
     public static final int MAX_POLICY_ENTRIES = 64;
 
     private Codec() {
     }
 
     public static void writeInode(ByteBuf out, InodeAttrs a) {
-        out.writeByte(INODE_FORMAT);
+        boolean special = a.type().isSpecial();
+        out.writeByte(special ? INODE_FORMAT_SPECIAL : INODE_FORMAT);
         out.writeLong(a.id().value());
         Wire.writeEnum(out, a.type());
         out.writeShort(a.mode());
@@ -50,11 +57,14 @@ public final class Codec {
             Wire.writeString(out, k);
             Wire.writeString(out, v);
         });
+        if (special) {
+            out.writeLong(a.rdev());
+        }
     }
 
     public static InodeAttrs readInode(ByteBuf in) {
         int format = Wire.readU8(in, "inode format");
-        if (format != INODE_FORMAT) {
+        if (format != INODE_FORMAT && format != INODE_FORMAT_SPECIAL) {
             throw new Wire.Malformed("unknown inode format " + format);
         }
         long id = Wire.readLong(in, "inode id");
@@ -62,6 +72,9 @@ public final class Codec {
             throw new Wire.Malformed("inode id 0");
         }
         InodeType type = Wire.readEnum(in, InodeType.class, "inode type");
+        if (type.isSpecial() != (format == INODE_FORMAT_SPECIAL)) {
+            throw new Wire.Malformed("inode format " + format + " does not hold a " + type);
+        }
         int mode = Wire.readU16(in, "mode");
         if ((mode & ~07777) != 0) {
             throw new Wire.Malformed("mode " + Integer.toOctalString(mode) + " out of range");
@@ -84,11 +97,16 @@ public final class Codec {
         for (int i = 0; i < n; i++) {
             policy.put(Wire.readString(in, 256, "policy key"), Wire.readString(in, 256, "policy value"));
         }
+        long rdev = format == INODE_FORMAT_SPECIAL ? Wire.readLong(in, "device number") : 0;
         if (nlink < 0 || length < 0) {
             throw new Wire.Malformed("negative nlink or length");
         }
-        return new InodeAttrs(InodeId.of(id), type, mode, uid, gid, nlink, length, dataVersion, atime, mtime, ctime,
-                parent == 0 ? null : InodeId.of(parent), name, target, layout, policy, hw);
+        try {
+            return new InodeAttrs(InodeId.of(id), type, mode, uid, gid, nlink, length, dataVersion, atime, mtime, ctime,
+                    parent == 0 ? null : InodeId.of(parent), name, target, layout, policy, hw, rdev);
+        } catch (IllegalArgumentException e) {
+            throw new Wire.Malformed("inode: " + e.getMessage());
+        }
     }
 
     public static void writeLayout(ByteBuf out, Layout l) {

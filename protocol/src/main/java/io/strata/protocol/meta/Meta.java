@@ -25,6 +25,14 @@ public interface Meta {
     /** An absolute path, following symlinks (at most 40); x needed on every directory passed. */
     CompletableFuture<InodeAttrs> resolveAsync(Caller c, String path);
 
+    /**
+     * Changes mode, owner, size or times. Mode: the owner or root; anyone who may write the file
+     * may also only clear its set-user-ID and set-group-ID bits (what the kernel asks for after
+     * a write or truncate by someone other than root). Size: write permission, or a
+     * {@link Caller#session} opened for writing (ftruncate(2) of a descriptor). A size change by
+     * anyone but the owner or root clears the set-user-ID bit, and the set-group-ID bit of a
+     * group-executable file, as Linux does.
+     */
     CompletableFuture<InodeAttrs> setattrAsync(Caller c, InodeId inode, SetAttr attrs, RequestId req);
 
     /**
@@ -38,6 +46,16 @@ public interface Meta {
     CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req);
 
     CompletableFuture<String> readlinkAsync(Caller c, InodeId inode);
+
+    /**
+     * Creates a FIFO, socket, character or block device ({@code type}): a name with a mode, an
+     * owner, times and, for a device, its number {@code rdev} ({@link DeviceNumber}; 0 for a FIFO
+     * or socket), and no data. Devices need root (NOT_PERMITTED otherwise, as mknod(2) without
+     * CAP_MKNOD); FIFOs and sockets need write and search permission on the parent, as any
+     * create does. Other types: INVALID_ARGUMENT (they have create, mkdir and symlink).
+     */
+    CompletableFuture<InodeAttrs> mknodAsync(Caller c, InodeId parent, String name, InodeType type, int mode, long rdev,
+                                             RequestId req);
 
     /** A new name for a file or symlink (directories: NOT_PERMITTED). */
     CompletableFuture<InodeAttrs> linkAsync(Caller c, InodeId inode, InodeId newParent, String newName, RequestId req);
@@ -61,9 +79,22 @@ public interface Meta {
     CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req);
 
     /**
+     * open(2) with O_CREAT, in one transaction: creates the regular file {@code name} in
+     * {@code parent} as {@link #createAsync} does (ALREADY_EXISTS when it exists and
+     * {@code exclusive}; IS_A_DIRECTORY when a directory has the name), then opens it with
+     * {@code flags} as {@link #openAsync} does. Access is checked against the file's mode only
+     * when it existed before: a file this call created is opened as asked whatever mode it was
+     * given (a file created with mode 0 is writable through the session that created it).
+     */
+    CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
+                                                  long clientId, RequestId req);
+
+    /**
      * Ends a session. When {@code wrote}, the file's length becomes the larger of its length and
      * {@code writtenLength} (the end of the furthest byte this session wrote) and dataVersion is
-     * bumped. Returns the attributes after the close.
+     * bumped; writes published by anyone but the owner or root clear the set-user-ID bit, and
+     * the set-group-ID bit of a group-executable file, as a write(2) on Linux does. Returns the
+     * attributes after the close.
      */
     CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req);
 

@@ -117,7 +117,8 @@ public final class MetaClient implements Meta {
 
     @Override
     public CompletableFuture<InodeAttrs> setattrAsync(Caller c, InodeId inode, SetAttr a, RequestId req) {
-        return attrs(new MetaMessage.SetAttrs(c, inode, a, id(req)));
+        return attrs(c.session() == 0 ? new MetaMessage.SetAttrs(c, inode, a, id(req))
+                : new MetaMessage.SetAttrsThrough(c, inode, a, id(req)));
     }
 
     @Override
@@ -133,6 +134,12 @@ public final class MetaClient implements Meta {
     @Override
     public CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
         return attrs(new MetaMessage.Symlink(c, parent, name, target, id(req)));
+    }
+
+    @Override
+    public CompletableFuture<InodeAttrs> mknodAsync(Caller c, InodeId parent, String name, InodeType type, int mode, long rdev,
+                                                    RequestId req) {
+        return attrs(new MetaMessage.Mknod(c, parent, name, type, mode, rdev, id(req)));
     }
 
     @Override
@@ -174,6 +181,13 @@ public final class MetaClient implements Meta {
     @Override
     public CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req) {
         return call(new MetaMessage.Open(c, inode, flags, clientId, id(req)), MetaMessage.Opened.class)
+                .thenApply(o -> new OpenResult(o.session(), o.attrs()));
+    }
+
+    @Override
+    public CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
+                                                         long clientId, RequestId req) {
+        return call(new MetaMessage.CreateOpen(c, parent, name, mode, exclusive, flags, clientId, id(req)), MetaMessage.Opened.class)
                 .thenApply(o -> new OpenResult(o.session(), o.attrs()));
     }
 

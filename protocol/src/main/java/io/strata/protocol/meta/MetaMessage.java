@@ -93,6 +93,23 @@ public sealed interface MetaMessage extends Message {
     record PolicySet(Caller caller, InodeId dir, List<String> assignments, RequestId req) implements MetaMessage {
     }
 
+    /** A FIFO, socket or device ({@code rdev}: a device's number, else 0). */
+    record Mknod(Caller caller, InodeId parent, String name, InodeType type, int mode, long rdev, RequestId req) implements MetaMessage {
+    }
+
+    /**
+     * A setattr acting through the open session {@code caller.session()} (non-zero), as
+     * ftruncate(2) through a descriptor: {@link SetAttrs} with the session, the only request
+     * whose caller's session travels.
+     */
+    record SetAttrsThrough(Caller caller, InodeId inode, SetAttr attrs, RequestId req) implements MetaMessage {
+    }
+
+    /** open(2) with O_CREAT: creates or finds a regular file and opens it, in one transaction. */
+    record CreateOpen(Caller caller, InodeId parent, String name, int mode, boolean exclusive, int flags, long clientId,
+                      RequestId req) implements MetaMessage {
+    }
+
     // ---- L2 staging (docs/internals/l2.md) ----
 
     /** Writer, opening a staged file for writing: its staging record, a new epoch over {@code proposed} when it has nothing undrained. */

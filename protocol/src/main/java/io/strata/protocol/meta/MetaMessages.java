@@ -9,6 +9,7 @@ import io.strata.core.rpc.Wire;
 import io.strata.protocol.meta.MetaMessage.Attrs;
 import io.strata.protocol.meta.MetaMessage.Close;
 import io.strata.protocol.meta.MetaMessage.Create;
+import io.strata.protocol.meta.MetaMessage.CreateOpen;
 import io.strata.protocol.meta.MetaMessage.Done;
 import io.strata.protocol.meta.MetaMessage.Fsync;
 import io.strata.protocol.meta.MetaMessage.GetAttr;
@@ -19,6 +20,7 @@ import io.strata.protocol.meta.MetaMessage.ListXattr;
 import io.strata.protocol.meta.MetaMessage.Listing;
 import io.strata.protocol.meta.MetaMessage.Lookup;
 import io.strata.protocol.meta.MetaMessage.Mkdir;
+import io.strata.protocol.meta.MetaMessage.Mknod;
 import io.strata.protocol.meta.MetaMessage.Open;
 import io.strata.protocol.meta.MetaMessage.Opened;
 import io.strata.protocol.meta.MetaMessage.PolicyGet;
@@ -31,6 +33,7 @@ import io.strata.protocol.meta.MetaMessage.Rename;
 import io.strata.protocol.meta.MetaMessage.Resolve;
 import io.strata.protocol.meta.MetaMessage.Rmdir;
 import io.strata.protocol.meta.MetaMessage.SetAttrs;
+import io.strata.protocol.meta.MetaMessage.SetAttrsThrough;
 import io.strata.protocol.meta.MetaMessage.SetXattr;
 import io.strata.protocol.meta.MetaMessage.StatFsRequest;
 import io.strata.protocol.meta.MetaMessage.StatFsReply;
@@ -426,6 +429,47 @@ public final class MetaMessages {
             },
             in -> new ListStaging(caller(in), Wire.readBool(in, "pending only"), Wire.readLong(in, "after"),
                     Wire.readInt(in, "limit", 1, 10_000)));
+    public static final MessageType<Mknod> MKNOD = MessageType.of(329, Mknod.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                Wire.writeEnum(out, m.type());
+                out.writeInt(m.mode());
+                out.writeLong(m.rdev());
+                req(out, m.req());
+            },
+            in -> new Mknod(caller(in), inode(in, "parent"), name(in), Wire.readEnum(in, InodeType.class, "type"),
+                    Wire.readInt(in, "mode"), Wire.readLong(in, "device number"), req(in)));
+    public static final MessageType<CreateOpen> CREATE_OPEN = MessageType.of(330, CreateOpen.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                out.writeInt(m.mode());
+                Wire.writeBool(out, m.exclusive());
+                out.writeInt(m.flags());
+                out.writeLong(m.clientId());
+                req(out, m.req());
+            },
+            in -> new CreateOpen(caller(in), inode(in, "parent"), name(in), Wire.readInt(in, "mode"), Wire.readBool(in, "exclusive"),
+                    Wire.readInt(in, "flags"), Wire.readLong(in, "client"), req(in)));
+    public static final MessageType<SetAttrsThrough> SET_ATTRS_THROUGH = MessageType.of(331, SetAttrsThrough.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                out.writeLong(m.caller().session());
+                inode(out, m.inode());
+                attrs(out, m.attrs());
+                req(out, m.req());
+            },
+            in -> {
+                Caller c = caller(in);
+                long session = Wire.readLong(in, "session");
+                if (session == 0) {
+                    throw new Wire.Malformed("setattr through session 0 (a setattr without a session is SetAttrs)");
+                }
+                return new SetAttrsThrough(c.through(session), inode(in, "inode"), attrs(in), req(in));
+            });
 
     // ---- replies ---------------------------------------------------------------------------
 
@@ -541,7 +585,7 @@ public final class MetaMessages {
             READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
-            STAGING_REPLY, STAGING_LIST);
+            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);

@@ -13,6 +13,7 @@ import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Wire;
 import io.strata.testing.Seeded;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -28,12 +29,21 @@ class MetaMessagesTest {
     static InodeAttrs file() {
         Layout l = new Layout(1 << 20, 3, 1, 2, 3, 1, 5, -99L, List.of(ChainId.of(7), ChainId.of(8), ChainId.of(9)));
         return new InodeAttrs(I, InodeType.FILE, 0644, 1000, 100, 2, 12345, 9, 1, 2, 3, null, "", "", l,
-                Map.of("replicas", "3", "qos", "interactive"), 4);
+                Map.of("replicas", "3", "qos", "interactive"), 4, 0);
     }
 
     static InodeAttrs dir() {
         return new InodeAttrs(InodeId.of(9), InodeType.DIRECTORY, 02775, 0, 0, 1, 0, 1, 1, 2, 3, InodeId.ROOT, "ckpt", "", null,
-                Map.of("stripe.width", "8"), 0);
+                Map.of("stripe.width", "8"), 0, 0);
+    }
+
+    static InodeAttrs device() {
+        return new InodeAttrs(InodeId.of(11), InodeType.CHAR_DEVICE, 0620, 0, 5, 2, 0, 1, 1, 2, 3, null, "", "", null, Map.of(), 0,
+                DeviceNumber.of(4095, 1_048_575));
+    }
+
+    static InodeAttrs fifo() {
+        return new InodeAttrs(InodeId.of(12), InodeType.FIFO, 0644, 1000, 100, 1, 0, 1, 1, 2, 3, null, "", "", null, Map.of(), 0, 0);
     }
 
     static Staging staging() {
@@ -90,7 +100,89 @@ class MetaMessagesTest {
                 new MetaMessage.ListStaging(Caller.ROOT, true, 0, 100),
                 new MetaMessage.StagingReply(staging()),
                 new MetaMessage.StagingReply(null),
-                new MetaMessage.StagingList(List.of(staging(), staging().markLost("gone")), true));
+                new MetaMessage.StagingList(List.of(staging(), staging().markLost("gone")), true),
+                new MetaMessage.Mknod(C, I, "fifo", InodeType.FIFO, 0644, 0, R),
+                new MetaMessage.Mknod(Caller.ROOT, I, "null", InodeType.CHAR_DEVICE, 0666, DeviceNumber.of(1, 3), R),
+                new MetaMessage.CreateOpen(C, I, "f", 0, false, 3, 77, R),
+                new MetaMessage.Attrs(device()),
+                new MetaMessage.Attrs(fifo()),
+                new MetaMessage.SetAttrsThrough(C.through(0x0102030405060708L), I, SetAttr.size(0), R),
+                new MetaMessage.SetAttrsThrough(Caller.ROOT.through(-1), I, new SetAttr(0644, null, null, 5L, null, null), R),
+                new MetaMessage.Listing(List.of(new DirEntry("p", fifo().id(), InodeType.FIFO, fifo()),
+                        new DirEntry("s", InodeId.of(13), InodeType.SOCKET, null),
+                        new DirEntry("b", InodeId.of(14), InodeType.BLOCK_DEVICE, null),
+                        new DirEntry("c", device().id(), InodeType.CHAR_DEVICE, device())), ""));
+    }
+
+    @Test
+    void filesDirectoriesAndSymlinksKeepInodeFormat1SpecialFilesUseFormat2() {
+        assertThat(Codec.inodeBytes(file())[0]).isEqualTo((byte) Codec.INODE_FORMAT);
+        assertThat(Codec.inodeBytes(dir())[0]).isEqualTo((byte) Codec.INODE_FORMAT);
+        byte[] dev = Codec.inodeBytes(device());
+        assertThat(dev[0]).isEqualTo((byte) Codec.INODE_FORMAT_SPECIAL);
+        assertThat(Codec.inodeFrom(dev)).isEqualTo(device());
+        assertThat(Codec.inodeFrom(Codec.inodeBytes(fifo()))).isEqualTo(fifo());
+        // a format that does not match the type is refused, never misread
+        byte[] wrong = Codec.inodeBytes(file());
+        wrong[0] = (byte) Codec.INODE_FORMAT_SPECIAL;
+        assertThatThrownBy(() -> Codec.inodeFrom(wrong)).isInstanceOf(Wire.Malformed.class).hasMessageContaining("format 2");
+        byte[] fifoAsFormat1 = Arrays.copyOf(Codec.inodeBytes(fifo()), Codec.inodeBytes(fifo()).length - 8);
+        fifoAsFormat1[0] = (byte) Codec.INODE_FORMAT;
+        assertThatThrownBy(() -> Codec.inodeFrom(fifoAsFormat1)).isInstanceOf(Wire.Malformed.class);
+    }
+
+    @Test
+    void onlyDevicesCarryADeviceNumber() {
+        assertThatThrownBy(() -> new InodeAttrs(I, InodeType.FIFO, 0644, 0, 0, 1, 0, 1, 1, 2, 3, null, "", "", null, Map.of(), 0, 7))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("FIFO has no device number");
+        byte[] b = Codec.inodeBytes(fifo());
+        b[b.length - 1] = 7; // the device number of a FIFO
+        assertThatThrownBy(() -> Codec.inodeFrom(b)).isInstanceOf(Wire.Malformed.class).hasMessageContaining("no device number");
+    }
+
+    @Test
+    void deviceNumbersSplitAsGlibcMakedevDoes() {
+        assertThat(DeviceNumber.of(1, 3)).isEqualTo(0x103);                       // /dev/null
+        assertThat(DeviceNumber.of(8, 17)).isEqualTo(0x811);                      // /dev/sdb1
+        assertThat(DeviceNumber.of(4095, 1_048_575)).isEqualTo(0xFFFFFFFFL);      // the most FUSE's 32 bits hold
+        long big = DeviceNumber.of(0xFFFF_FFFFL, 0xFFFF_FFFFL);
+        assertThat(big).isEqualTo(-1L);
+        for (long[] mm : new long[][] {{0, 0}, {1, 3}, {4095, 1_048_575}, {4096, 256}, {0xFFFF_FFFFL, 0}, {0, 0xFFFF_FFFFL}, {123_456, 789_012}}) {
+            long d = DeviceNumber.of(mm[0], mm[1]);
+            assertThat(DeviceNumber.major(d)).as("major of %s", DeviceNumber.toString(d)).isEqualTo(mm[0]);
+            assertThat(DeviceNumber.minor(d)).as("minor of %s", DeviceNumber.toString(d)).isEqualTo(mm[1]);
+        }
+        assertThat(DeviceNumber.toString(DeviceNumber.of(10, 200))).isEqualTo("10:200");
+        assertThatThrownBy(() -> DeviceNumber.of(-1, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("out of range");
+        assertThatThrownBy(() -> DeviceNumber.of(0, 1L << 32)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aCallersSessionTravelsWithSetattrAlone() {
+        assertThat(C.through(5)).isNotEqualTo(C);
+        assertThat(C.through(5).through(0)).isEqualTo(C);
+        assertThat(C.through(5).toString()).contains("session=5");
+        assertThat(new Caller(1, 2, new int[0]).session()).isZero();
+        // every other request's caller arrives without its session: their encodings are unchanged
+        MetaMessage.Lookup withSession = new MetaMessage.Lookup(C.through(5), I, "n");
+        ByteBuf b = encode(withSession);
+        ByteBuf plain = encode(new MetaMessage.Lookup(C, I, "n"));
+        try {
+            assertThat(b).isEqualTo(plain);
+            assertThat(PROTOCOL.decode(MetaMessages.LOOKUP, b)).isEqualTo(new MetaMessage.Lookup(C, I, "n"));
+        } finally {
+            b.release();
+            plain.release();
+        }
+        // a setattr "through" session 0 is not one
+        ByteBuf zero = encode(new MetaMessage.SetAttrsThrough(C.through(1), I, SetAttr.size(0), R));
+        try {
+            zero.setLong(4 + 4 + 1 + 4 * 3, 0); // uid, gid, group count, C's three groups, then the session
+            assertThatThrownBy(() -> PROTOCOL.decode(MetaMessages.SET_ATTRS_THROUGH, zero)).isInstanceOf(Wire.Malformed.class)
+                    .hasMessageContaining("session 0");
+        } finally {
+            zero.release();
+        }
     }
 
     static ByteBuf encode(Message m) {
