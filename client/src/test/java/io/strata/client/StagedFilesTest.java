@@ -58,6 +58,22 @@ class StagedFilesTest {
         }
     }
 
+    interface Body {
+        void run(TestCluster c) throws Exception;
+    }
+
+    /** Runs {@code body} on a cluster with two agents, closed after it. */
+    private static void withAgents(Path dir, long seed, Body body) throws Exception {
+        try (TestCluster c = TestCluster.start(dir.resolve("c"), seed)) {
+            List<AutoCloseable> agents = agents(c, dir, seed);
+            try {
+                body.run(c);
+            } finally {
+                closeAll(agents);
+            }
+        }
+    }
+
     private static byte[] write(StrataFileSystem fs, String path, int n, long seed) {
         byte[] data = new byte[n];
         new Random(seed).nextBytes(data);
@@ -78,61 +94,46 @@ class StagedFilesTest {
     @Seeded
     @Test
     void closeInAStagedDirectoryReturnsOnceTheFileIsDurableInL3(long seed, @TempDir Path dir) throws Exception {
-        try (TestCluster c = TestCluster.start(dir.resolve("c"), seed)) {
-            List<AutoCloseable> agents = agents(c, dir, seed);
-            try {
-                StrataFileSystem writer = c.client("writer");
-                writer.mkdir("/ckpt", 0755);
-                writer.setPolicy("/ckpt", "tiers.l2=stage");
-                byte[] data = write(writer, "/ckpt/shard-0", 3 * (1 << 20) + 12345, seed);
+        withAgents(dir, seed, c -> {
+            StrataFileSystem writer = c.client("writer");
+            writer.mkdir("/ckpt", 0755);
+            writer.setPolicy("/ckpt", "tiers.l2=stage");
+            byte[] data = write(writer, "/ckpt/shard-0", 3 * (1 << 20) + 12345, seed);
 
-                FileStatus st = writer.stat("/ckpt/shard-0");
-                Staging s = Futures.join(writer.meta().stagingAsync(Caller.ROOT, st.inode()), Duration.ofSeconds(10)).orElseThrow();
-                assertThat(s.state()).as("close waited for the drain (durability = l3)").isEqualTo(Staging.State.DURABLE);
-                assertThat(read(c.client("reader"), "/ckpt/shard-0")).isEqualTo(data);
-            } finally {
-                closeAll(agents);
-            }
-        }
+            FileStatus st = writer.stat("/ckpt/shard-0");
+            Staging s = Futures.join(writer.meta().stagingAsync(Caller.ROOT, st.inode()), Duration.ofSeconds(10)).orElseThrow();
+            assertThat(s.state()).as("close waited for the drain (durability = l3)").isEqualTo(Staging.State.DURABLE);
+            assertThat(read(c.client("reader"), "/ckpt/shard-0")).isEqualTo(data);
+        });
     }
 
     @Seeded
     @Test
     void withDurabilityL2AnotherClientReadsTheStagedBytesAtOnce(long seed, @TempDir Path dir) throws Exception {
-        try (TestCluster c = TestCluster.start(dir.resolve("c"), seed)) {
-            List<AutoCloseable> agents = agents(c, dir, seed);
-            try {
-                StrataFileSystem writer = c.client("writer");
-                writer.mkdir("/ckpt", 0755);
-                writer.setPolicy("/ckpt", "tiers.l2=stage", "durability=l2");
-                byte[] data = write(writer, "/ckpt/shard-1", 2 * (1 << 20) + 7, seed);
-                byte[] again = write(writer, "/ckpt/shard-2", 70_000, seed + 1);
+        withAgents(dir, seed, c -> {
+            StrataFileSystem writer = c.client("writer");
+            writer.mkdir("/ckpt", 0755);
+            writer.setPolicy("/ckpt", "tiers.l2=stage", "durability=l2");
+            byte[] data = write(writer, "/ckpt/shard-1", 2 * (1 << 20) + 7, seed);
+            byte[] again = write(writer, "/ckpt/shard-2", 70_000, seed + 1);
 
-                StrataFileSystem reader = c.client("reader");
-                assertThat(read(reader, "/ckpt/shard-1")).isEqualTo(data);
-                assertThat(read(reader, "/ckpt/shard-2")).isEqualTo(again);
-                FileStatus st = writer.stat("/ckpt/shard-1");
-                assertThat(Futures.join(writer.meta().stagingAsync(Caller.ROOT, st.inode()), Duration.ofSeconds(10))).isPresent();
-            } finally {
-                closeAll(agents);
-            }
-        }
+            StrataFileSystem reader = c.client("reader");
+            assertThat(read(reader, "/ckpt/shard-1")).isEqualTo(data);
+            assertThat(read(reader, "/ckpt/shard-2")).isEqualTo(again);
+            FileStatus st = writer.stat("/ckpt/shard-1");
+            assertThat(Futures.join(writer.meta().stagingAsync(Caller.ROOT, st.inode()), Duration.ofSeconds(10))).isPresent();
+        });
     }
 
     @Seeded
     @Test
     void filesOutsideAStagedDirectoryNeverTouchL2(long seed, @TempDir Path dir) throws Exception {
-        try (TestCluster c = TestCluster.start(dir.resolve("c"), seed)) {
-            List<AutoCloseable> agents = agents(c, dir, seed);
-            try {
-                StrataFileSystem fs = c.client("plain");
-                byte[] data = write(fs, "/plain", 1 << 20, seed);
-                FileStatus st = fs.stat("/plain");
-                assertThat(Futures.join(fs.meta().stagingAsync(Caller.ROOT, st.inode()), Duration.ofSeconds(10))).isEmpty();
-                assertThat(read(c.client("reader"), "/plain")).isEqualTo(data);
-            } finally {
-                closeAll(agents);
-            }
-        }
+        withAgents(dir, seed, c -> {
+            StrataFileSystem fs = c.client("plain");
+            byte[] data = write(fs, "/plain", 1 << 20, seed);
+            FileStatus st = fs.stat("/plain");
+            assertThat(Futures.join(fs.meta().stagingAsync(Caller.ROOT, st.inode()), Duration.ofSeconds(10))).isEmpty();
+            assertThat(read(c.client("reader"), "/plain")).isEqualTo(data);
+        });
     }
 }

@@ -310,6 +310,20 @@ public final class ConfigNode {
         return out;
     }
 
+    /** A list of "host:port" addresses (empty when the key is absent); a bad one names its index. */
+    public List<InetSocketAddress> addresses(String k) {
+        List<InetSocketAddress> out = new java.util.ArrayList<>();
+        List<String> items = strings(k, List.of());
+        for (int i = 0; i < items.size(); i++) {
+            try {
+                out.add(Addresses.parse(items.get(i).trim()));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(key(k) + "[" + i + "]", e.getMessage());
+            }
+        }
+        return out;
+    }
+
     /** A "host:port" address. */
     public Optional<InetSocketAddress> address(String k) {
         String s = string(k, null);

@@ -1,6 +1,5 @@
 package io.strata.storage;
 
-import io.strata.core.rpc.Addresses;
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.core.DataSize;
@@ -116,15 +115,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         } catch (IllegalArgumentException e) {
             throw new ConfigException(s.path(), e.getMessage());
         }
-        List<InetSocketAddress> mgmtd = new ArrayList<>();
-        List<String> peers = s.strings("mgmtd", List.of());
-        for (int i = 0; i < peers.size(); i++) {
-            try {
-                mgmtd.add(Addresses.parse(peers.get(i).trim()));
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(s.path() + ".mgmtd[" + i + "]", e.getMessage());
-            }
-        }
+        List<InetSocketAddress> mgmtd = s.addresses("mgmtd");
         if (s.has("mgmtd") && mgmtd.isEmpty()) {
             throw new ConfigException(s.path() + ".mgmtd", "lists no cluster manager peer (remove the key to use a static [routing] table)");
         }

@@ -14,6 +14,7 @@ import io.strata.core.tier.QosClass;
 import io.strata.core.tier.StageHints;
 import io.strata.core.util.Futures;
 import io.strata.harness.LocalCluster;
+import io.strata.testing.Buffers;
 import io.strata.l2.agent.AgentRouting;
 import io.strata.l2.agent.L2Agent;
 import io.strata.l2.agent.L2AgentConfig;
@@ -140,25 +141,21 @@ final class L2Cluster implements AutoCloseable {
 
     /** What L3 holds of the chunk (empty when missing). */
     byte[] inL3(ChunkAddress a) {
-        ByteBuf b = Futures.join(l3.readAsync(a, 0, a.chunkSize(), IoOptions.DEFAULT), T);
-        try {
-            byte[] out = new byte[b.readableBytes()];
-            b.readBytes(out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return Buffers.drain(Futures.join(l3.readAsync(a, 0, a.chunkSize(), IoOptions.DEFAULT), T));
     }
 
     static byte[] read(L2Tier t, ChunkAddress a, IoOptions io) {
-        ByteBuf b = Futures.join(t.readAsync(a, 0, a.chunkSize(), io), T);
-        try {
-            byte[] out = new byte[b.readableBytes()];
-            b.readBytes(out);
-            return out;
-        } finally {
-            b.release();
+        return Buffers.drain(Futures.join(t.readAsync(a, 0, a.chunkSize(), io), T));
+    }
+
+    /** Writes {@code n} whole chunks of random bytes (from {@code seed}) from chunk 0 on; returns them. */
+    static byte[][] writeChunks(L2Tier t, InodeAttrs f, IoOptions io, int n, long seed) {
+        byte[][] data = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            data[i] = L2StagingTest.bytes(f.layout().chunkSize(), seed + i);
+            write(t, chunk(f, i), 0, data[i], io);
         }
+        return data;
     }
 
     static void write(L2Tier t, ChunkAddress a, long offset, byte[] bytes, IoOptions io) {

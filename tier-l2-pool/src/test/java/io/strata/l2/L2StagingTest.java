@@ -152,12 +152,7 @@ class L2StagingTest {
             InodeAttrs f = c.newFile();
             L2Tier t = c.tier();
             IoOptions io = staged(true);
-            int cs = f.layout().chunkSize();
-            byte[][] data = new byte[6][];
-            for (int i = 0; i < data.length; i++) {
-                data[i] = bytes(cs, seed + i);
-                write(t, chunk(f, i), 0, data[i], io);
-            }
+            byte[][] data = L2Cluster.writeChunks(t, f, io, 6, seed);
             Futures.join(t.flushAsync(f.id(), io), T);
             c.kill(11);
 
@@ -176,12 +171,7 @@ class L2StagingTest {
             InodeAttrs f = c.newFile();
             L2Tier t = c.tier();
             IoOptions io = staged(true);
-            int cs = f.layout().chunkSize();
-            byte[][] data = new byte[5][];
-            for (int i = 0; i < data.length; i++) {
-                data[i] = bytes(cs, seed + i);
-                write(t, chunk(f, i), 0, data[i], io);
-            }
+            byte[][] data = L2Cluster.writeChunks(t, f, io, 5, seed);
             Futures.join(t.flushAsync(f.id(), io), T);
             c.kill(11);
             c.kill(12);
@@ -205,12 +195,7 @@ class L2StagingTest {
             InodeAttrs f = c.newFile();
             L2Tier t = c.tier();
             IoOptions io = staged(true);
-            int cs = f.layout().chunkSize();
-            byte[][] data = new byte[3][];
-            for (int i = 0; i < data.length; i++) {
-                data[i] = bytes(cs, seed + i);
-                write(t, chunk(f, i), 0, data[i], io);
-            }
+            byte[][] data = L2Cluster.writeChunks(t, f, io, 3, seed);
             Futures.join(t.flushAsync(f.id(), io), T);
 
             // both agents go away: a reader cannot reach any copy

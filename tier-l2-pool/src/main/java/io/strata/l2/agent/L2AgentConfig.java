@@ -4,11 +4,9 @@ import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.core.DataSize;
 import io.strata.core.NodeId;
-import io.strata.core.rpc.Addresses;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -77,15 +75,7 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
             throw new ConfigException(s.path() + ".node-id", "is required (this agent's node id, unique in the cluster)");
         }
         NodeId id = NodeId.of((int) s.integer("node-id", 0L, 1L, Integer.MAX_VALUE));
-        List<InetSocketAddress> mgmtd = new ArrayList<>();
-        List<String> peers = s.strings("mgmtd", List.of());
-        for (int i = 0; i < peers.size(); i++) {
-            try {
-                mgmtd.add(Addresses.parse(peers.get(i).trim()));
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(s.path() + ".mgmtd[" + i + "]", e.getMessage());
-            }
-        }
+        List<InetSocketAddress> mgmtd = s.addresses("mgmtd");
         if (mgmtd.isEmpty()) {
             throw new ConfigException(s.path() + ".mgmtd", "is required: an L2 agent registers with the cluster manager");
         }
