@@ -318,20 +318,32 @@ final class Drain implements AutoCloseable {
         // take a snapshot of the copy under the chunk's queue, write it to L3 outside it
         record Snapshot(Copy copy, ByteBuf bytes) {
         }
-        Snapshot snap = Futures.join(agent.queue().run(k, () -> {
+        java.util.concurrent.CompletableFuture<Snapshot> taken = agent.queue().run(k, () -> {
             Copy c = store.get(k);
             if (c == null || !c.undrained()) {
                 return java.util.concurrent.CompletableFuture.completedFuture(new Snapshot(c, null));
             }
             ByteBuf b = c.removed() ? null : store.read(k, 0, (int) c.length(), c.length(), PooledByteBufAllocator.DEFAULT);
             return java.util.concurrent.CompletableFuture.completedFuture(new Snapshot(c, b));
-        }), Duration.ofSeconds(60));
+        });
+        Snapshot snap;
+        try {
+            snap = Futures.join(taken, Duration.ofSeconds(60));
+        } catch (RuntimeException e) {
+            // interrupted (the agent is closing) or timed out: the snapshot, if it comes, is released
+            taken.thenAccept(x -> {
+                if (x.bytes() != null) {
+                    x.bytes().release();
+                }
+            });
+            throw e;
+        }
         Copy c = snap.copy();
         if (c == null || !c.undrained()) {
             return;
         }
-        ChunkAddress a = new ChunkRef(k.inode(), k.index(), c.chain(), c.chunkSize()).address();
         try {
+            ChunkAddress a = new ChunkRef(k.inode(), k.index(), c.chain(), c.chunkSize()).address();
             long wait = limiter.reserve(Math.max(1, c.length()));
             if (wait > 0) {
                 TimeUnit.NANOSECONDS.sleep(wait);

@@ -400,6 +400,7 @@ public final class L2Agent implements AutoCloseable {
 
     private CompletableFuture<Void> sendForward(int holder, Write m, Key k, Copy next, boolean whole, ByteBuf data) {
         try {
+            InetSocketAddress to = addressOf(holder); // before the payload exists: nothing to release if it fails
             Payload p;
             if (whole) {
                 p = Payload.of(store.read(k, 0, (int) next.length(), next.length(), PooledByteBufAllocator.DEFAULT));
@@ -408,7 +409,7 @@ public final class L2Agent implements AutoCloseable {
             }
             Forward f = new Forward(m.chunk(), m.epoch(), m.request(), m.kind(), next.seq(), whole, m.offset(), m.length(), m.crc32c(),
                     m.holders());
-            return rpc.call(addressOf(holder), f, p, config.forwardTimeout()).thenAccept(resp -> {
+            return rpc.call(to, f, p, config.forwardTimeout()).thenAccept(resp -> {
                 try (resp) {
                     resp.message(Forwarded.class);
                 }

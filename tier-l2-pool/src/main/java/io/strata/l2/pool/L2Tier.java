@@ -231,8 +231,9 @@ public final class L2Tier implements Tier {
         L2Message.Write m = new L2Message.Write(ChunkRef.of(chunk), st.record.epoch(), id, kind, offset, length, crc, inL2, holders);
         CompletableFuture<Void> sent;
         try {
+            java.net.InetSocketAddress to = address(holders.get(0)); // before the payload exists: nothing to release if it fails
             Payload p = kind == UpdateKind.WRITE && data.isReadable() ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
-            sent = rpc.call(address(holders.get(0)), m, p, io.timeout()).thenAccept(resp -> {
+            sent = rpc.call(to, m, p, io.timeout()).thenAccept(resp -> {
                 try (resp) {
                     resp.message(L2Message.Written.class);
                 }
