@@ -136,4 +136,19 @@ class StagedFilesTest {
             assertThat(read(c.client("reader"), "/plain")).isEqualTo(data);
         });
     }
+
+    @Seeded
+    @Test
+    void withNoAgentServingAStagedFileIsWrittenStraightToL3(long seed, @TempDir Path dir) throws Exception {
+        try (TestCluster c = TestCluster.start(dir.resolve("c"), seed)) {
+            StrataFileSystem writer = c.client("writer");
+            writer.mkdir("/ckpt", 0755);
+            writer.setPolicy("/ckpt", "tiers.l2=stage", "durability=l2");
+            byte[] data = write(writer, "/ckpt/alone", (1 << 20) + 99, seed);
+            FileStatus st = writer.stat("/ckpt/alone");
+            assertThat(Futures.join(writer.meta().stagingAsync(Caller.ROOT, st.inode()), Duration.ofSeconds(10)))
+                    .as("no staging epoch without agents").isEmpty();
+            assertThat(read(c.client("reader"), "/ckpt/alone")).isEqualTo(data);
+        }
+    }
 }

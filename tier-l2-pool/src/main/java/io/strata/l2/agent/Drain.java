@@ -68,6 +68,8 @@ final class Drain implements AutoCloseable {
     /** Runs the L3 writes of one pass, {@value #PARALLEL} chunks at a time. */
     private final java.util.concurrent.ExecutorService pool;
     private static final int PARALLEL = 8;
+    /** Passes between two sweeps for copies of deleted files (a few seconds at the default interval). */
+    private static final int SWEEP_EVERY = 50;
     private final Object wake = new Object();
     private volatile long recentBytesPerSecond;
     private volatile boolean stop;
@@ -156,6 +158,9 @@ final class Drain implements AutoCloseable {
      * else a few per pass, round robin.
      */
     private boolean sweep(Set<Long> busy, boolean full) {
+        if (!full && passes % SWEEP_EVERY != 0) {
+            return false;
+        }
         java.util.TreeSet<Long> inodes = new java.util.TreeSet<>(Long::compareUnsigned);
         for (Key k : agent.store().all().keySet()) {
             if (!busy.contains(k.inode())) {
@@ -443,8 +448,9 @@ final class Drain implements AutoCloseable {
                 int ch = local != null ? local.chain() : chain;
                 int cs = local != null ? local.chunkSize() : chunkSize;
                 if (cs == 0) {
-                    durable = false; // nothing here to address the chunk with: the holders' drains will report
-                    break;
+                    // this agent holds nothing of the file any more (its chunks moved): the holders' drains report
+                    toReport.remove(s.inode().value());
+                    return false;
                 }
                 long drainedSeq = -1;
                 long maxSeq = -1;
