@@ -21,6 +21,13 @@ public final class Table {
         rows.add(r);
     }
 
+    /** The table as text, as {@link #print} prints it (for commands that return what they print). */
+    public String render() {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        print(new PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
+        return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     public void print(PrintStream out) {
         int[] w = new int[header.length];
         for (int i = 0; i < w.length; i++) {

@@ -64,7 +64,7 @@ final class AdminL2 extends AdminCommand.Call {
             if (r.agents().isEmpty()) {
                 out.append("No L2 agent is registered with the cluster manager (start one with `strata l2 --config ...`).\n");
             } else {
-                out.append(TextTables.print(agents));
+                out.append(agents.render());
             }
             out.append(pending(ctx, t));
         }
@@ -88,7 +88,7 @@ final class AdminL2 extends AdminCommand.Call {
                         f.publishedMillis() == 0 ? "-" : String.format(Locale.ROOT, "%.1f s", (now - f.publishedMillis()) / 1000.0),
                         f.lost().isEmpty() ? "-" : f.lost());
             }
-            return "\nStaged files not yet durable in L3" + (files.size() == 1000 ? " (first 1000)" : "") + ":\n" + TextTables.print(table);
+            return "\nStaged files not yet durable in L3" + (files.size() == 1000 ? " (first 1000)" : "") + ":\n" + table.render();
         }
     }
 }

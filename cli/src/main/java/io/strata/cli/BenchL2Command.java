@@ -143,7 +143,7 @@ final class BenchL2Command implements Callable<Integer> {
                     log.println("strata bench l2: stopping MooseFS: " + e.getMessage());
                 }
             }
-            deleteTree(work);
+            BenchFsCluster.deleteTree(work, log);
         }
         print(saves, restores, drainSeconds, lost, shardBytes);
         return lost == 0 ? 0 : 1;
@@ -323,20 +323,6 @@ final class BenchL2Command implements Callable<Integer> {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) {
             throw new IllegalStateException(String.join(" ", cmd) + " failed: " + out.strip());
-        }
-    }
-
-    private static void deleteTree(Path p) {
-        try (var s = Files.walk(p)) {
-            s.sorted(java.util.Comparator.reverseOrder()).forEach(f -> {
-                try {
-                    Files.deleteIfExists(f);
-                } catch (IOException ignored) {
-                    // best effort: a leftover mount point
-                }
-            });
-        } catch (IOException ignored) {
-            // nothing to remove
         }
     }
 }

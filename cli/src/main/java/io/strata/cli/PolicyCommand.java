@@ -178,7 +178,7 @@ final class PolicyCommand {
     }
 
     private static String print(Table t) {
-        return TextTables.print(t);
+        return t.render();
     }
 
     /** The calling process's uid, gid and groups (root when the platform does not say). */

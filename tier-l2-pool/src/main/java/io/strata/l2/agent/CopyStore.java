@@ -22,8 +22,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -78,7 +83,7 @@ final class CopyStore implements AutoCloseable {
     private final Map<Key, Long> dirty = new ConcurrentHashMap<>();
     private final Set<Key> syncBehindQueued = ConcurrentHashMap.newKeySet();
     private final AtomicLong writes = new AtomicLong();
-    private volatile java.util.concurrent.Executor syncBehind;
+    private volatile Executor syncBehind;
     private final AtomicLong reserved = new AtomicLong();
     private final AtomicLong evictions = new AtomicLong();
     private final LongSupplier nowMillis;
@@ -343,13 +348,13 @@ final class CopyStore implements AutoCloseable {
      * in the background, so that a client's {@link #sync} finds little left to do (a checkpoint's
      * chunks are written once each; waiting to sync them all at close made close pay every fsync).
      */
-    void syncBehind(java.util.concurrent.Executor executor) {
+    void syncBehind(Executor executor) {
         this.syncBehind = executor;
     }
 
     private void written(Key k) {
         dirty.merge(k, writes.incrementAndGet(), Math::max);
-        java.util.concurrent.Executor e = syncBehind;
+        Executor e = syncBehind;
         if (e != null && syncBehindQueued.add(k)) {
             try {
                 e.execute(() -> {
@@ -360,7 +365,7 @@ final class CopyStore implements AutoCloseable {
                         // the client's sync retries it and reports the error
                     }
                 });
-            } catch (java.util.concurrent.RejectedExecutionException closing) {
+            } catch (RejectedExecutionException closing) {
                 syncBehindQueued.remove(k);
             }
         }
@@ -392,16 +397,16 @@ final class CopyStore implements AutoCloseable {
      * fdatasyncs the files of {@code inode}'s copies written since their last sync (in parallel on
      * {@code executor}), then flushes the index.
      */
-    void sync(long inode, java.util.concurrent.Executor executor) {
-        List<java.util.concurrent.CompletableFuture<Void>> all = new ArrayList<>();
+    void sync(long inode, Executor executor) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
         for (Key k : dirty.keySet()) {
             if (k.inode() == inode) {
-                all.add(java.util.concurrent.CompletableFuture.runAsync(() -> force(k), executor));
+                all.add(CompletableFuture.runAsync(() -> force(k), executor));
             }
         }
         try {
-            java.util.concurrent.CompletableFuture.allOf(all.toArray(java.util.concurrent.CompletableFuture[]::new)).join();
-        } catch (java.util.concurrent.CompletionException e) {
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+        } catch (CompletionException e) {
             throw StrataException.wrap(e);
         }
         env.flush();
@@ -426,8 +431,8 @@ final class CopyStore implements AutoCloseable {
     }
 
     /** Why the store's disk failed, if it did. */
-    java.util.Optional<String> failure() {
-        return java.util.Optional.ofNullable(failure);
+    Optional<String> failure() {
+        return Optional.ofNullable(failure);
     }
 
     // ---- index values ----

@@ -3,6 +3,7 @@ package io.strata.l2.agent;
 import io.micrometer.core.instrument.Counter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
@@ -27,9 +28,14 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableSet;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -66,7 +72,7 @@ final class Drain implements AutoCloseable {
     private final Counter drainedBytes;
     private final Thread thread;
     /** Runs the L3 writes of one pass, {@value #PARALLEL} chunks at a time. */
-    private final java.util.concurrent.ExecutorService pool;
+    private final ExecutorService pool;
     private static final int PARALLEL = 8;
     /** Passes between two sweeps for copies of deleted files (a few seconds at the default interval). */
     private static final int SWEEP_EVERY = 50;
@@ -87,12 +93,7 @@ final class Drain implements AutoCloseable {
         this.drainedBytes = Counter.builder("strata.l2.drained.bytes").description("bytes this agent drained to L3").register(ctx.meters());
         this.thread = new Thread(this::run, ctx.name() + "-l2-drain");
         thread.setDaemon(true);
-        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-        this.pool = java.util.concurrent.Executors.newFixedThreadPool(PARALLEL, r -> {
-            Thread t = new Thread(r, ctx.name() + "-l2-drain-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.pool = Executors.newFixedThreadPool(PARALLEL, new DefaultThreadFactory(ctx.name() + "-l2-drain", true));
     }
 
     void start(Duration every) {
@@ -161,7 +162,7 @@ final class Drain implements AutoCloseable {
         if (!full && passes % SWEEP_EVERY != 0) {
             return false;
         }
-        java.util.TreeSet<Long> inodes = new java.util.TreeSet<>(Long::compareUnsigned);
+        TreeSet<Long> inodes = new TreeSet<>(Long::compareUnsigned);
         for (Key k : agent.store().all().keySet()) {
             if (!busy.contains(k.inode())) {
                 inodes.add(k.inode());
@@ -169,7 +170,7 @@ final class Drain implements AutoCloseable {
         }
         boolean did = false;
         int budget = full ? Integer.MAX_VALUE : 8;
-        java.util.NavigableSet<Long> order = inodes.tailSet(sweepFrom, false);
+        NavigableSet<Long> order = inodes.tailSet(sweepFrom, false);
         List<Long> todo = new ArrayList<>(order);
         todo.addAll(inodes.headSet(sweepFrom, true));
         for (long inode : todo) {
@@ -248,7 +249,7 @@ final class Drain implements AutoCloseable {
         RoutingInfo r = agent.routing().current();
         int me = agent.nodeId();
         boolean did = false;
-        List<java.util.concurrent.CompletableFuture<Void>> drains = new ArrayList<>();
+        List<CompletableFuture<Void>> drains = new ArrayList<>();
         // chunks whose other holders are all down drain first: theirs is the only copy
         List<Map.Entry<Key, Copy>> ordered = new ArrayList<>(copies);
         ordered.sort(Comparator.comparing(e -> othersServing(r, Holders.of(s, e.getKey().index()), me) ? 1 : 0));
@@ -278,12 +279,12 @@ final class Drain implements AutoCloseable {
                 }
                 continue;
             }
-            drains.add(java.util.concurrent.CompletableFuture.runAsync(() -> drainChunk(k, holders), pool));
+            drains.add(CompletableFuture.runAsync(() -> drainChunk(k, holders), pool));
             did = true;
         }
         if (!drains.isEmpty()) {
             // several chunks at once: one chunk's L3 write waits on its chain's fsyncs
-            java.util.concurrent.CompletableFuture.allOf(drains.toArray(java.util.concurrent.CompletableFuture[]::new)).join();
+            CompletableFuture.allOf(drains.toArray(CompletableFuture[]::new)).join();
         }
         toReport.add(inode);
         boolean left = agent.store().ofInode(inode, 0).values().stream().anyMatch(Copy::undrained);
@@ -323,13 +324,13 @@ final class Drain implements AutoCloseable {
         // take a snapshot of the copy under the chunk's queue, write it to L3 outside it
         record Snapshot(Copy copy, ByteBuf bytes) {
         }
-        java.util.concurrent.CompletableFuture<Snapshot> taken = agent.queue().run(k, () -> {
+        CompletableFuture<Snapshot> taken = agent.queue().run(k, () -> {
             Copy c = store.get(k);
             if (c == null || !c.undrained()) {
-                return java.util.concurrent.CompletableFuture.completedFuture(new Snapshot(c, null));
+                return CompletableFuture.completedFuture(new Snapshot(c, null));
             }
             ByteBuf b = c.removed() ? null : store.read(k, 0, (int) c.length(), c.length(), PooledByteBufAllocator.DEFAULT);
-            return java.util.concurrent.CompletableFuture.completedFuture(new Snapshot(c, b));
+            return CompletableFuture.completedFuture(new Snapshot(c, b));
         });
         Snapshot snap;
         try {
@@ -382,7 +383,7 @@ final class Drain implements AutoCloseable {
             if (now != null && now.present() && now.drainedSeq() < seq) {
                 agent.store().record(k, now.drainedAt(Math.min(seq, now.seq())));
             }
-            return java.util.concurrent.CompletableFuture.completedFuture(null);
+            return CompletableFuture.completedFuture(null);
         }), Duration.ofSeconds(60));
     }
 

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
@@ -51,7 +52,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -102,19 +103,9 @@ public final class L2Agent implements AutoCloseable {
         this.l3 = l3;
         this.store = CopyStore.open(config.path(), config.nodeId().value(), config.capacity(), config.minFree(),
                 () -> ctx.clock().now().toEpochMilli());
-        AtomicInteger n = new AtomicInteger();
-        this.io = Executors.newFixedThreadPool(8, r -> {
-            Thread t = new Thread(r, ctx.name() + "-l2-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.io = Executors.newFixedThreadPool(8, new DefaultThreadFactory(ctx.name() + "-l2", true));
         this.queue = new KeyedQueue<>(io);
-        AtomicInteger m = new AtomicInteger();
-        this.syncers = Executors.newFixedThreadPool(4, r -> {
-            Thread t = new Thread(r, ctx.name() + "-l2-sync-" + m.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.syncers = Executors.newFixedThreadPool(4, new DefaultThreadFactory(ctx.name() + "-l2-sync", true));
         store.syncBehind(syncers);
         RpcClient client = null;
         try {
@@ -333,7 +324,7 @@ public final class L2Agent implements AutoCloseable {
             stagedBytes.increment(m.kind() == UpdateKind.WRITE ? m.length() : 0);
             List<CompletableFuture<Void>> forwards = new ArrayList<>();
             for (int h : m.holders().subList(1, m.holders().size())) {
-                forwards.add(forward(h, m, k, next, !have, data));
+                forwards.add(forwardTo(h, m, k, next, !have, data));
             }
             return CompletableFuture.allOf(forwards.toArray(CompletableFuture[]::new))
                     .thenApply(v -> Reply.of(new Written(next.seq(), next.length())));
@@ -384,7 +375,7 @@ public final class L2Agent implements AutoCloseable {
         return next;
     }
 
-    private CompletableFuture<Void> forward(int holder, Write m, Key k, Copy next, boolean whole, ByteBuf data) {
+    private CompletableFuture<Void> forwardTo(int holder, Write m, Key k, Copy next, boolean whole, ByteBuf data) {
         return sendForward(holder, m, k, next, whole, data).handle((v, e) -> {
             if (e == null) {
                 return CompletableFuture.<Void>completedFuture(null);
@@ -561,8 +552,8 @@ public final class L2Agent implements AutoCloseable {
         io.shutdown();
         syncers.shutdown();
         try {
-            io.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
-            syncers.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+            io.awaitTermination(5, TimeUnit.SECONDS);
+            syncers.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
