@@ -17,7 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * L2 agents are processes that die: on a {@code strata up} cluster (two agents, lease 10 s), an
- * agent is killed with SIGKILL while a staged checkpoint is written, then the other one right
+ * agent is killed with SIGKILL as soon as a staged checkpoint's file exists (while its 96 MiB are
+ * written), then the other one right
  * after a second checkpoint's close returned (its bytes acknowledged in L2, not yet drained). No
  * acknowledged byte is lost: every file reads back whole and becomes durable in L3; the killed
  * agent restarts from its own store and serves again.
@@ -44,15 +45,16 @@ class L2AgentKillIT {
         try {
             assertThat(CliTest.strata("mkdir", "-p", "/ckpt", d).code()).isZero();
             assertThat(CliTest.strata("policy", "set", "/ckpt", "tiers.l2=stage", "durability=l2", d).code()).isZero();
-            byte[] first = new byte[48 << 20];
+            byte[] first = new byte[96 << 20];
             new Random(1).nextBytes(first);
             Path src1 = Files.write(local.resolve("rank-0.pt"), first);
 
             // 1. an agent dies while the checkpoint is written
             ClusterDir.Member l21 = member(data, "l2-1");
             CompletableFuture<CliTest.Run> put = CompletableFuture.supplyAsync(() -> CliTest.strata("put", src1.toString(), "/ckpt/", d));
-            Thread.sleep(700);
+            Eventually.await("the put has created its file", T, () -> CliTest.strata("stat", "/ckpt/rank-0.pt", d).code() == 0);
             kill9(l21);
+            assertThat(put.isDone()).as("the agent died while the file was being written").isFalse();
             CliTest.Run done = put.get();
             assertThat(done.code()).as("the write survives the agent: " + done.err()).isZero();
             Path back1 = local.resolve("back-0.pt");

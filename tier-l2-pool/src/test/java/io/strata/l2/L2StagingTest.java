@@ -261,6 +261,32 @@ class L2StagingTest {
 
     @Seeded
     @Test
+    void aHolderThatLostItsCopyNeverRebuildsAStagedChunkFromOlderL3Bytes(long seed, @TempDir Path dir) throws Exception {
+        try (L2Cluster c = L2Cluster.start(dir, seed, 2)) {
+            InodeAttrs f = c.newFile();
+            int cs = f.layout().chunkSize();
+            byte[] old = bytes(cs, seed);
+            Futures.join(c.l3.writeAsync(chunk(f, 0), 0, Unpooled.wrappedBuffer(old), IoOptions.DEFAULT), T);
+            L2Tier t = c.tier();
+            IoOptions io = staged(false);
+            write(t, chunk(f, 0), 0, bytes(cs, seed + 1), io); // acknowledged by both holders, not published: nothing drains
+
+            List<Integer> holders = Holders.of(c.staging(f).orElseThrow(), 0);
+            c.kill(holders.get(1));
+            c.kill(holders.get(0));
+            c.wipe(holders.get(0));
+            c.start(holders.get(0)); // back with an empty disk; the other holder stays down
+
+            StrataException e = failure(() -> write(t, chunk(f, 0), 100, bytes(4096, seed + 2), io));
+            assertThat(e.status()).as("the newest bytes are gone: an error, not a chunk rebuilt on L3's older bytes").isEqualTo(Status.DATA_LOST);
+            assertThat(e.getMessage()).contains("chunk 0");
+            assertThat(c.agent(holders.get(0)).status().stagedChunks()).as("no copy built from L3").isZero();
+            assertThat(c.inL3(chunk(f, 0))).isEqualTo(old);
+        }
+    }
+
+    @Seeded
+    @Test
     void aFullPoolSendsChunksElsewhereOrThroughToL3NeverNoSpace(long seed, @TempDir Path dir) throws Exception {
         try (L2Cluster c = L2Cluster.start(dir, seed, 2, a -> a.withCapacity(DataSize.ofMiB(1)))) {
             InodeAttrs f = c.newFile();
