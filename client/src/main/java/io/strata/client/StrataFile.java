@@ -8,6 +8,7 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.util.Futures;
 import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.Checkpoint;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.SetAttr;
 import java.nio.ByteBuffer;
@@ -45,6 +46,8 @@ public final class StrataFile implements AutoCloseable {
     private final boolean writable;
     private final Readahead readahead;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The content checksum as this handle writes the file (null: read-only handle). */
+    private final ContentCrc content;
     private long unpublishedEnd = -1;
     private boolean wrote;
     private long writeSeq;
@@ -59,6 +62,7 @@ public final class StrataFile implements AutoCloseable {
         long ra = core.config().readahead().bytes();
         this.readahead = state.policy.strict() || ra == 0 ? null
                 : new Readahead(state.layout.chunkSize(), ra, this::fetch, core.alloc());
+        this.content = writable ? new ContentCrc(state.length()) : null;
         state.attach(this);
     }
 
@@ -87,6 +91,13 @@ public final class StrataFile implements AutoCloseable {
     /** The file's length as this client sees it (published, plus its own unpublished writes). */
     public long size() {
         return state.length();
+    }
+
+    /** The file was truncated to 0 as it opened (O_TRUNC): what this handle writes from now is the whole content. */
+    void truncatedAtOpen() {
+        if (content != null) {
+            content.emptied();
+        }
     }
 
     synchronized long unpublishedEnd() {
@@ -206,6 +217,9 @@ public final class StrataFile implements AutoCloseable {
         // the epoch moves before the write is gathered and again after: a unit fetched by a
         // concurrent read in between carries an epoch that is stale by the time the write is visible
         state.bumpEpoch();
+        if (content != null) {
+            content.wrote(pos, data);
+        }
         CompletableFuture<Void> f = state.writes.write(pos, data);
         state.bumpEpoch();
         return f;
@@ -236,6 +250,9 @@ public final class StrataFile implements AutoCloseable {
             }
         } catch (StrataException e) {
             return CompletableFuture.failedFuture(e);
+        }
+        if (content != null && size != content.length()) {
+            content.forget();
         }
         return core.truncate(caller, state, size).thenAccept(a -> { });
     }
@@ -276,7 +293,8 @@ public final class StrataFile implements AutoCloseable {
                     }
                     CompletableFuture<InodeAttrs> f;
                     if (end) {
-                        f = core.meta().closeAsync(caller, state.inode, session, upTo, any, null);
+                        f = core.meta().closeAsync(caller, state.inode, session, upTo, any, content == null ? Checkpoint.NO_CRC : content.crc(),
+                                content == null ? 0 : content.length(), null);
                     } else if (any) {
                         f = core.meta().fsyncAsync(caller, state.inode, session, upTo, null);
                     } else {

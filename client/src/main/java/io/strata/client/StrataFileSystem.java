@@ -175,6 +175,11 @@ public final class StrataFileSystem implements AutoCloseable {
         return new StrataFileSystem(core, c, false);
     }
 
+    /** Checkpoint generations (commit, wait, latest, verify) as this file system's caller. */
+    public Checkpoints checkpoints() {
+        return new Checkpoints(this, core, caller);
+    }
+
     public Caller caller() {
         return caller;
     }
@@ -506,6 +511,7 @@ public final class StrataFileSystem implements AutoCloseable {
                 h.closeAsync();
                 throw StrataException.wrap(e);
             }
+            h.truncatedAtOpen();
             return h;
         });
     }

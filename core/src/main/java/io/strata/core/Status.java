@@ -45,6 +45,8 @@ public enum Status {
     STALE_HANDLE(115, false, Errno.ESTALE),
     FILE_TOO_LARGE(116, false, Errno.EFBIG),
     READ_ONLY(117, false, Errno.EROFS),
+    /** A file is open for writing where the operation needs it closed (a checkpoint commit). */
+    FILE_BUSY(118, false, Errno.EBUSY),
 
     // storage
     STALE_CHAIN_VERSION(200, true, Errno.EIO),
@@ -115,6 +117,7 @@ public enum Status {
         public static final int EIO = 5;
         public static final int EAGAIN = 11;
         public static final int EACCES = 13;
+        public static final int EBUSY = 16;
         public static final int EEXIST = 17;
         public static final int EXDEV = 18;
         public static final int ENOTDIR = 20;

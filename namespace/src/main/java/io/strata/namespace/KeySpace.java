@@ -29,8 +29,16 @@ public enum KeySpace {
     GC_QUEUE("GCQU"),
     /** {@code STAG|inode(le64)} -> the file's L2 staging record ({@code io.strata.protocol.meta.Staging}). */
     STAGING("STAG"),
-    /** {@code CKPT|dir(le64)|generation(be64)} -> checkpoint manifest (reserved for checkpoint generations). */
+    /** {@code CKPT|root(le64)|generation dir(le64)} -> a checkpoint generation's record ({@code Checkpoint.Generation}). */
     CHECKPOINT("CKPT"),
+    /** {@code CKPM|generation dir(le64)|path} -> one manifest entry of a committed generation: inode, type, size, CRC32C. */
+    CHECKPOINT_MANIFEST("CKPM"),
+    /** {@code CKPF|inode(le64)} -> root(le64) + generation(le64): the file or directory belongs to that committed generation. */
+    CHECKPOINT_MEMBER("CKPF"),
+    /** {@code CKPR|root(le64)} -> (empty): a checkpoint root, for the keeper's passes. */
+    CHECKPOINT_ROOT("CKPR"),
+    /** {@code CRCS|inode(le64)} -> length(le64) + CRC32C(le64) of the file's whole content, as its writer computed it; length -1: two writers overlapped, unknown. */
+    CONTENT_CRC("CRCS"),
     /** {@code META|name} -> namespace-wide values: format, inode allocator, usage counters. */
     META("META");
 
@@ -112,6 +120,17 @@ public enum KeySpace {
 
     static byte[] staging(InodeId inode) {
         return under(STAGING, inode);
+    }
+
+    static byte[] generation(InodeId root, InodeId gen) {
+        byte[] k = new byte[20];
+        System.arraycopy(under(CHECKPOINT, root), 0, k, 0, 12);
+        Bytes.putLe64(k, 12, gen.value());
+        return k;
+    }
+
+    static byte[] manifest(InodeId gen, String path) {
+        return Bytes.concat(under(CHECKPOINT_MANIFEST, gen), path.getBytes(StandardCharsets.UTF_8));
     }
 
     static byte[] gc(InodeId inode) {

@@ -1,6 +1,7 @@
 package io.strata.namespace;
 
 import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.Checkpoint;
 import io.strata.protocol.meta.Codec;
 import io.strata.protocol.meta.Staging;
 import io.strata.protocol.meta.DirPage;
@@ -100,6 +101,7 @@ public final class MetaStore implements Meta, AutoCloseable {
     /** The collector's own thread: one pass at a time, never on a request thread. */
     private final ScheduledExecutorService gcThread;
     private final GarbageCollector gc;
+    private final CheckpointKeeper keeper;
     private final ScheduledFuture<?> gcTask;
     private final MeterRegistry meters;
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
@@ -128,6 +130,7 @@ public final class MetaStore implements Meta, AutoCloseable {
         });
         this.gc = new GarbageCollector(tr, reclaimer, options.gcDelay(), options.idempotencyTtl(), options.gcChunksPerSecond(),
                 ctx.clock(), this::nowMillis, ctx.scheduler(), meters);
+        this.keeper = new CheckpointKeeper(tr, ops, this::nowMillis, this::nowNanos, meters);
         bootstrap();
         if (!options.gcInterval().isZero()) {
             long ms = Math.max(1, options.gcInterval().toMillis());
@@ -349,8 +352,10 @@ public final class MetaStore implements Meta, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req) {
-        return write("close", req, null, (t, id, ms) -> ops.publish(t, c, inode, session, writtenLength, wrote, true, ms),
+    public CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote,
+                                                    long contentCrc, long crcLength, RequestId req) {
+        return write("close", req, null,
+                (t, id, ms) -> ops.publish(t, c, inode, session, writtenLength, wrote, true, contentCrc, crcLength, ms),
                 MetaStore::attrsBytes, MetaStore::attrsFrom);
     }
 
@@ -439,6 +444,50 @@ public final class MetaStore implements Meta, AutoCloseable {
         return read("list-staging", t -> StagingOps.list(t, pendingOnly, after, limit));
     }
 
+    // ---- checkpoint generations ------------------------------------------------------------
+
+    @Override
+    public CompletableFuture<Checkpoint.Generation> ckptCommitAsync(Caller c, InodeId gen, Checkpoint.Level level,
+                                                                    List<Checkpoint.Expected> expected, RequestId req) {
+        return write("ckpt-commit", req, null, (t, id, ms) -> CheckpointOps.commit(t, c, gen, level, expected, ms),
+                MetaStore::generationBytes, MetaStore::generationFrom);
+    }
+
+    @Override
+    public CompletableFuture<Checkpoint.Generation> ckptStatusAsync(Caller c, InodeId gen) {
+        return read("ckpt-status", t -> CheckpointOps.status(t, c, gen));
+    }
+
+    @Override
+    public CompletableFuture<List<Checkpoint.Generation>> ckptListAsync(Caller c, InodeId root) {
+        return read("ckpt-list", t -> CheckpointOps.list(t, c, root));
+    }
+
+    @Override
+    public CompletableFuture<Checkpoint.ManifestPage> ckptManifestAsync(Caller c, InodeId gen, String after, int limit) {
+        return read("ckpt-manifest", t -> CheckpointOps.manifest(t, c, gen, after, limit));
+    }
+
+    @Override
+    public CompletableFuture<Checkpoint.Generation> ckptPinAsync(Caller c, InodeId gen, boolean pin, RequestId req) {
+        return write("ckpt-pin", req, null, (t, id, ms) -> CheckpointOps.pin(t, c, gen, pin), MetaStore::generationBytes,
+                MetaStore::generationFrom);
+    }
+
+    private static byte[] generationBytes(Checkpoint.Generation g) {
+        ByteBuf b = Unpooled.buffer();
+        try {
+            g.encode(b);
+            return ByteBufUtil.getBytes(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    private static Checkpoint.Generation generationFrom(byte[] b) {
+        return Checkpoint.Generation.decode(Unpooled.wrappedBuffer(b));
+    }
+
     private static byte[] stagingBytes(Staging s) {
         ByteBuf b = Unpooled.buffer();
         try {
@@ -465,11 +514,21 @@ public final class MetaStore implements Meta, AutoCloseable {
         return CompletableFuture.supplyAsync(gc::queued, workers);
     }
 
+    /** Runs one pass of the checkpoint keeper now (durability times, retention, partial generations); completes with the generations removed. */
+    public CompletableFuture<Integer> keepCheckpointsAsync() {
+        return CompletableFuture.supplyAsync(keeper::runOnce, gcThread);
+    }
+
     private void collectQuietly() {
         try {
             gc.runOnce();
         } catch (RuntimeException e) {
             LOG.warn("{}: garbage collection pass failed: {}", ctx.name(), e.toString());
+        }
+        try {
+            keeper.runOnce();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: checkpoint keeper pass failed: {}", ctx.name(), e.toString());
         }
     }
 

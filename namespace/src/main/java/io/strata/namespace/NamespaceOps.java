@@ -167,6 +167,7 @@ final class NamespaceOps {
             throw new StrataException(Status.NOT_FOUND, what + ": directory " + parent + " was removed");
         }
         Permissions.check(c, dir, W | X, what);
+        CheckpointOps.checkMutable(t, parent, what);
         return dir;
     }
 
@@ -244,6 +245,7 @@ final class NamespaceOps {
         InodeAttrs a = new InodeAttrs(newId, InodeType.DIRECTORY, m, c.uid(), newGid(c, dir), NsTx.COUNTED_DIR_LINKS, 0, 1,
                 t.now, t.now, t.now, parent, name, "", null, Map.of(), 0, 0);
         t.countSubdir(dir, 1);
+        CheckpointOps.madeDir(t, dir, a, t.now / 1_000_000);
         return insert(t, parent, name, a);
     }
 
@@ -312,6 +314,7 @@ final class NamespaceOps {
             throw new StrataException(Status.IS_A_DIRECTORY, "unlink: \"" + Names.printable(name) + "\" is a directory (use rmdir)");
         }
         Permissions.checkSticky(c, dir, victim, "unlink");
+        CheckpointOps.withdrawIfCommitted(t, parent, "unlink");
         t.clearDentry(parent, name);
         t.touchDir(parent);
         dropLink(t, victim, nowMillis);
@@ -330,6 +333,8 @@ final class NamespaceOps {
         if (!t.isEmptyDir(victim.id())) {
             throw new StrataException(Status.DIRECTORY_NOT_EMPTY, "rmdir: \"" + Names.printable(name) + "\" is not empty");
         }
+        CheckpointOps.withdrawIfCommitted(t, parent, "rmdir");
+        CheckpointOps.withdrawIfCommitted(t, victim.id(), "rmdir");
         t.clearDentry(parent, name);
         t.touchDir(parent);
         t.countSubdir(dir, -1);
@@ -363,6 +368,7 @@ final class NamespaceOps {
         if (victim.isFile()) {
             t.countBytes(-victim.length());
             t.clearStaging(victim.id());
+            CheckpointOps.forgetCrc(t, victim.id());
             t.enqueueGc(victim, nowMillis);
         }
     }
@@ -381,6 +387,11 @@ final class NamespaceOps {
         NsTx.Dentry sd = requireEntry(t, srcParent, srcName);
         InodeAttrs src = t.requireInode(sd.child());
         Permissions.checkSticky(c, sdir, src, "rename");
+        CheckpointOps.checkMutable(t, srcParent, "rename");
+        CheckpointOps.checkMutable(t, dstParent, "rename");
+        if (src.isDirectory()) {
+            CheckpointOps.checkMutable(t, src.id(), "rename");
+        }
         boolean moving = !srcParent.equals(dstParent);
         if (src.isDirectory() && moving) {
             Permissions.check(c, src, W, "rename (a moved directory's \"..\" changes)");
@@ -406,6 +417,7 @@ final class NamespaceOps {
             }
             InodeAttrs victim = t.requireInode(dd.child());
             Permissions.checkSticky(c, ddir, victim, "rename");
+            CheckpointOps.checkMutable(t, victim.id(), "rename");
             if (src.isDirectory()) {
                 if (!victim.isDirectory()) {
                     throw new StrataException(Status.NOT_A_DIRECTORY, "rename: cannot replace the non-directory \""
@@ -446,6 +458,9 @@ final class NamespaceOps {
 
     InodeAttrs setattr(NsTx t, Caller c, InodeId inode, SetAttr s) {
         InodeAttrs a = t.requireInode(inode);
+        if (s.mode() != null || s.uid() != null || s.gid() != null || s.size() != null) {
+            CheckpointOps.checkMutable(t, inode, "setattr");
+        }
         int mode = a.mode();
         int uid = a.uid();
         int gid = a.gid();
@@ -493,6 +508,7 @@ final class NamespaceOps {
             }
             t.countBytes(s.size() - a.length());
             out = out.withData(s.size(), t.now);
+            CheckpointOps.forgetCrc(t, inode);
             if (!c.isRoot() && c.uid() != a.uid()) {
                 out = withoutSetId(out, t.now);
             }
@@ -572,6 +588,7 @@ final class NamespaceOps {
         }
         InodeAttrs a = t.requireInode(inode);
         Permissions.check(c, a, W, "setxattr");
+        CheckpointOps.checkMutable(t, inode, "setxattr");
         byte[] k = KeySpace.xattr(inode, name);
         boolean exists = t.reader.get(k) != null;
         if (exists && (flags & OpenFlags.XATTR_CREATE) != 0) {
@@ -599,6 +616,7 @@ final class NamespaceOps {
         Names.checkChars(name, "attribute name");
         InodeAttrs a = t.requireInode(inode);
         Permissions.check(c, a, W, "removexattr");
+        CheckpointOps.checkMutable(t, inode, "removexattr");
         byte[] k = KeySpace.xattr(inode, name);
         if (t.reader.get(k) == null) {
             throw new StrataException(Status.NO_SUCH_ATTRIBUTE, "no attribute \"" + Names.printable(name) + "\" on " + inode);
@@ -643,6 +661,10 @@ final class NamespaceOps {
         if (checkAccess) {
             Permissions.check(c, a, want, "open");
         }
+        if ((flags & OpenFlags.WRITE) != 0) {
+            CheckpointOps.checkMutable(t, inode, "open for writing");
+            CheckpointOps.openedForWrite(t, inode, session);
+        }
         if ((flags & OpenFlags.TRUNCATE) != 0 && a.length() != 0) {
             t.countBytes(-a.length());
             a = a.withData(0, t.now);
@@ -658,6 +680,12 @@ final class NamespaceOps {
 
     /** Close ({@code end}) or fsync: publish the session's writes; close also ends it and may free an unlinked file. */
     InodeAttrs publish(NsTx t, Caller c, InodeId inode, long session, long writtenLength, boolean wrote, boolean end, long nowMillis) {
+        return publish(t, c, inode, session, writtenLength, wrote, end, io.strata.protocol.meta.Checkpoint.NO_CRC, 0, nowMillis);
+    }
+
+    /** {@link #publish} with the session's content checksum ({@link CheckpointOps#published}). */
+    InodeAttrs publish(NsTx t, Caller c, InodeId inode, long session, long writtenLength, boolean wrote, boolean end, long contentCrc,
+                       long crcLength, long nowMillis) {
         byte[] sk = KeySpace.session(inode, session);
         if (t.tx.get(sk) == null) {
             throw new StrataException(Status.STALE_HANDLE, "no open session " + Long.toUnsignedString(session) + " on " + inode);
@@ -674,6 +702,9 @@ final class NamespaceOps {
                 a = withoutSetId(a, t.now);
             }
             t.putInode(a);
+        }
+        if (a.isFile()) {
+            CheckpointOps.published(t, a, session, wrote, end, contentCrc, crcLength);
         }
         if (end) {
             t.tx.clear(sk);
@@ -761,6 +792,7 @@ final class NamespaceOps {
         InodeAttrs updated = d.withPolicy(changed.toMap(), t.now);
         PolicyResolver.Effective eff = effectivePolicy(t, updated); // rejects a combination that does not fit
         t.putInode(updated);
+        CheckpointOps.policyChanged(t, updated);
         return new PolicyInfo(pathOf(t, updated), new TreeMap<>(updated.policy()), fields(eff));
     }
 

@@ -24,18 +24,23 @@ import java.util.Optional;
  * @param qos               scheduling class on every tier
  * @param ttl               retention in L1/L2 after last use (empty: until evicted)
  * @param pin               never evicted from L1/L2 while set
+ * @param profile           the preset this directory takes ({@link Profile}); {@code checkpoint}
+ *                          where it is set makes the directory a checkpoint root
+ * @param keepLast          checkpoint retention: the newest committed generations kept
+ * @param keepEvery         checkpoint retention: every K-th committed generation is kept too (0: off)
+ * @param grace             checkpoint collection: how long an uncommitted generation with no writer stays
  */
 public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean l1, L2Mode l2,
                      Durability durability, Consistency consistency, boolean writeBack,
                      Duration writeBackMaxAge, DataSize writeBackMaxBytes, QosClass qos,
-                     Optional<Duration> ttl, boolean pin) {
+                     Optional<Duration> ttl, boolean pin, Profile profile, int keepLast, int keepEvery, Duration grace) {
 
     public static final int MAX_STRIPE_WIDTH = io.strata.core.tier.FileChunks.MAX_STRIPE_WIDTH;
 
     /** The root's policy when nobody set one. */
     public static final Policy DEFAULT = new Policy(DataSize.ofMiB(1), 4, 3, true, L2Mode.OFF, Durability.L3,
             Consistency.CLOSE_TO_OPEN, false, Duration.ofSeconds(5), DataSize.ofMiB(4), QosClass.INTERACTIVE,
-            Optional.empty(), false);
+            Optional.empty(), false, Profile.NONE, 3, 0, Duration.ofHours(1));
 
     public Policy {
         PolicyField.STRIPE_CHUNK_SIZE.check(chunkSize);
@@ -44,6 +49,9 @@ public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean 
         PolicyField.WRITE_BACK_MAX_AGE.check(writeBackMaxAge);
         PolicyField.WRITE_BACK_MAX_BYTES.check(writeBackMaxBytes);
         ttl.ifPresent(PolicyField.TTL::check);
+        PolicyField.CHECKPOINT_KEEP_LAST.check(keepLast);
+        PolicyField.CHECKPOINT_KEEP_EVERY.check(keepEvery);
+        PolicyField.CHECKPOINT_GRACE.check(grace);
         if (durability == Durability.L2 && l2 != L2Mode.STAGE) {
             throw new PolicyException("durability", "durability = l2 needs tiers.l2 = stage (got tiers.l2 = " + l2.policyName() + ")");
         }
@@ -55,11 +63,12 @@ public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean 
         }
     }
 
-    /** This policy with the overrides applied (each checked, then the whole). */
+    /** This policy with the overrides applied (each checked, then the whole); a profile they set applies first. */
     public Policy with(PolicyOverrides overrides) {
         if (overrides.isEmpty()) {
             return this;
         }
+        overrides = overrides.withProfilePresets();
         java.util.EnumMap<PolicyField, Object> v = new java.util.EnumMap<>(PolicyField.class);
         for (PolicyField f : PolicyField.values()) {
             String raw = overrides.values().get(f);

@@ -24,7 +24,11 @@ public enum PolicyField {
     WRITE_BACK_MAX_BYTES("write-back.max-bytes", "flush when a file has absorbed: 4KiB..1GiB"),
     QOS("qos", "interactive | training-read | checkpoint | background"),
     TTL("ttl", "L1/L2 retention after last use: a duration, or none"),
-    PIN("pin", "keep in L1/L2 regardless of eviction: on | off");
+    PIN("pin", "keep in L1/L2 regardless of eviction: on | off"),
+    PROFILE("profile", "none | checkpoint (this directory becomes a checkpoint root: tiers.l2=stage durability=l2 stripe.width=16 qos=checkpoint)"),
+    CHECKPOINT_KEEP_LAST("checkpoint.keep-last", "newest committed generations a checkpoint root keeps: 1..100000"),
+    CHECKPOINT_KEEP_EVERY("checkpoint.keep-every", "also keep every K-th committed generation: 0 (off)..1000000"),
+    CHECKPOINT_GRACE("checkpoint.grace", "an uncommitted generation with no writer left is removed after: 1s..30d");
 
     private final String key;
     private final String help;
@@ -81,6 +85,10 @@ public enum PolicyField {
             case QOS -> p.qos();
             case TTL -> p.ttl();
             case PIN -> p.pin();
+            case PROFILE -> p.profile();
+            case CHECKPOINT_KEEP_LAST -> p.keepLast();
+            case CHECKPOINT_KEEP_EVERY -> p.keepEvery();
+            case CHECKPOINT_GRACE -> p.grace();
         };
     }
 
@@ -91,7 +99,8 @@ public enum PolicyField {
                 (Boolean) v.get(TIERS_L1), (L2Mode) v.get(TIERS_L2), (Durability) v.get(DURABILITY),
                 (Consistency) v.get(CONSISTENCY), (Boolean) v.get(WRITE_BACK), (Duration) v.get(WRITE_BACK_MAX_AGE),
                 (DataSize) v.get(WRITE_BACK_MAX_BYTES), (QosClass) v.get(QOS), (Optional<Duration>) v.get(TTL),
-                (Boolean) v.get(PIN));
+                (Boolean) v.get(PIN), (Profile) v.get(PROFILE), (Integer) v.get(CHECKPOINT_KEEP_LAST),
+                (Integer) v.get(CHECKPOINT_KEEP_EVERY), (Duration) v.get(CHECKPOINT_GRACE));
     }
 
     Object parse(String raw) {
@@ -102,7 +111,9 @@ public enum PolicyField {
         try {
             Object v = switch (this) {
                 case STRIPE_CHUNK_SIZE, WRITE_BACK_MAX_BYTES -> DataSize.parse(s);
-                case STRIPE_WIDTH, REPLICAS -> Integer.parseInt(s);
+                case STRIPE_WIDTH, REPLICAS, CHECKPOINT_KEEP_LAST, CHECKPOINT_KEEP_EVERY -> Integer.parseInt(s);
+                case PROFILE -> enumOf(Profile.class, s);
+                case CHECKPOINT_GRACE -> Durations.parse(s);
                 case TIERS_L1, WRITE_BACK, PIN -> onOff(s);
                 case TIERS_L2 -> enumOf(L2Mode.class, s);
                 case DURABILITY -> enumOf(Durability.class, s);
@@ -135,6 +146,14 @@ public enum PolicyField {
             }
             case STRIPE_WIDTH -> range((Integer) v, 1, Policy.MAX_STRIPE_WIDTH);
             case REPLICAS -> range((Integer) v, 1, 5);
+            case CHECKPOINT_KEEP_LAST -> range((Integer) v, 1, 100_000);
+            case CHECKPOINT_KEEP_EVERY -> range((Integer) v, 0, 1_000_000);
+            case CHECKPOINT_GRACE -> {
+                Duration d = (Duration) v;
+                if (d.compareTo(Duration.ofSeconds(1)) < 0 || d.compareTo(Duration.ofDays(30)) > 0) {
+                    throw new PolicyException(key, "must be between 1s and 30d, got " + Durations.format(d));
+                }
+            }
             case WRITE_BACK_MAX_AGE -> {
                 Duration d = (Duration) v;
                 if (d.compareTo(Duration.ofMillis(10)) < 0 || d.compareTo(Duration.ofHours(1)) > 0) {
@@ -190,6 +209,7 @@ public enum PolicyField {
             case Consistency c -> c.policyName();
             case Durability d -> d.policyName();
             case L2Mode m -> m.policyName();
+            case Profile pr -> pr.policyName();
             default -> String.valueOf(v);
         };
     }

@@ -59,6 +59,23 @@ public final class PolicyOverrides {
         return new PolicyOverrides(copy);
     }
 
+    /** The profile these overrides set, if any. */
+    public Profile profile() {
+        String p = values.get(PolicyField.PROFILE);
+        return p == null ? Profile.NONE : (Profile) PolicyField.PROFILE.parse(p);
+    }
+
+    /** These overrides over the presets of the profile they set (the same overrides when they set none). */
+    public PolicyOverrides withProfilePresets() {
+        Profile p = profile();
+        if (p.presets().isEmpty()) {
+            return this;
+        }
+        EnumMap<PolicyField, String> copy = new EnumMap<>(p.presets());
+        copy.putAll(values);
+        return new PolicyOverrides(copy);
+    }
+
     public boolean isEmpty() {
         return values.isEmpty();
     }

@@ -38,8 +38,9 @@ public final class PolicyResolver {
             } catch (PolicyException e) {
                 throw new PolicyException(e.field(), "in " + l.path() + ": " + e.getMessage());
             }
-            for (PolicyField f : l.overrides().values().keySet()) {
-                from.put(f, l.path());
+            for (PolicyField f : l.overrides().withProfilePresets().values().keySet()) {
+                boolean own = l.overrides().values().containsKey(f);
+                from.put(f, own ? l.path() : l.path() + " (profile " + l.overrides().profile().policyName() + ")");
             }
         }
         List<Source> sources = new ArrayList<>();

@@ -1,6 +1,9 @@
 package io.strata.namespace.service;
 
 import io.strata.protocol.meta.MetaMessages;
+import io.strata.protocol.meta.Checkpoint;
+import io.strata.protocol.meta.MetaMessage.CkptReply;
+import java.util.List;
 import io.strata.core.rpc.Reply;
 import io.strata.core.rpc.RpcServer;
 import io.strata.protocol.meta.DirPage;
@@ -93,7 +96,7 @@ public final class MetaService {
                 })
                 .handle(MetaMessages.CLOSE, r -> {
                     var m = r.message();
-                    return attrs(meta.closeAsync(m.caller(), m.inode(), m.session(), m.writtenLength(), m.wrote(), m.req()));
+                    return attrs(meta.closeAsync(m.caller(), m.inode(), m.session(), m.writtenLength(), m.wrote(), m.contentCrc(), m.crcLength(), m.req()));
                 })
                 .handle(MetaMessages.FSYNC, r -> {
                     var m = r.message();
@@ -140,7 +143,26 @@ public final class MetaService {
                     var m = r.message();
                     return meta.listStagingAsync(m.caller(), m.pendingOnly(), m.after(), m.limit())
                             .thenApply(l -> Reply.of(new StagingList(l, l.size() >= m.limit())));
-                });
+                })
+                .handle(MetaMessages.CKPT, r -> checkpoint(meta, r.message()));
+    }
+
+    private static CompletableFuture<Reply> checkpoint(Meta meta, io.strata.protocol.meta.MetaMessage.Ckpt m) {
+        return switch (m.op()) {
+            case COMMIT -> m.level() == null
+                    ? CompletableFuture.failedFuture(new io.strata.core.StrataException(io.strata.core.Status.INVALID_ARGUMENT,
+                            "a checkpoint commit needs a level (l2 or l3)"))
+                    : generations(meta.ckptCommitAsync(m.caller(), m.inode(), m.level(), m.expected(), m.req()).thenApply(List::of));
+            case STATUS -> generations(meta.ckptStatusAsync(m.caller(), m.inode()).thenApply(List::of));
+            case LIST -> generations(meta.ckptListAsync(m.caller(), m.inode()));
+            case PIN, UNPIN -> generations(meta.ckptPinAsync(m.caller(), m.inode(), m.op() == Checkpoint.Op.PIN, m.req()).thenApply(List::of));
+            case MANIFEST -> meta.ckptManifestAsync(m.caller(), m.inode(), m.after(), m.limit() == 0 ? 1000 : m.limit())
+                    .thenApply(p -> Reply.of(new CkptReply(List.of(), p.entries(), p.more())));
+        };
+    }
+
+    private static CompletableFuture<Reply> generations(CompletableFuture<List<Checkpoint.Generation>> f) {
+        return f.thenApply(g -> Reply.of(new CkptReply(g, List.of(), false)));
     }
 
     private static CompletableFuture<Reply> attrs(CompletableFuture<io.strata.protocol.meta.InodeAttrs> f) {

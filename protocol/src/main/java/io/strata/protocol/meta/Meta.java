@@ -96,7 +96,18 @@ public interface Meta {
      * the set-group-ID bit of a group-executable file, as a write(2) on Linux does. Returns the
      * attributes after the close.
      */
-    CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req);
+    default CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req) {
+        return closeAsync(c, inode, session, writtenLength, wrote, Checkpoint.NO_CRC, 0, req);
+    }
+
+    /**
+     * Close with the CRC32C of bytes {@code [0, crcLength)} as this session wrote them ({@link
+     * Checkpoint#NO_CRC} when it did not write them all, once each): the namespace keeps it as the
+     * file's content checksum when that is the whole file and no other session wrote meanwhile, so
+     * a checkpoint manifest carries it without anyone re-reading the file.
+     */
+    CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, long contentCrc,
+                                             long crcLength, RequestId req);
 
     /** Publishes writes like close, keeping the session open. */
     CompletableFuture<InodeAttrs> fsyncAsync(Caller c, InodeId inode, long session, long writtenLength, RequestId req);
@@ -143,4 +154,29 @@ public interface Meta {
 
     /** Up to {@code limit} staging records after inode {@code after} (0: from the first); with {@code pendingOnly}, undrained or lost ones. */
     CompletableFuture<List<Staging>> listStagingAsync(Caller c, boolean pendingOnly, long after, int limit);
+
+    // ---- checkpoint generations (docs/checkpoints.md) ----
+
+    /**
+     * Commits generation directory {@code gen} (a direct child of a checkpoint root) in one
+     * transaction: every file closed (FILE_BUSY when one is open for writing), every
+     * {@code expected} file present with its size (NOT_FOUND, INVALID_ARGUMENT), then the manifest
+     * and the generation's commit order are written and its tree becomes read-only. Committing a
+     * committed generation again answers it as it is. Returns at once; the level is waited for by
+     * polling {@link #ckptStatusAsync}.
+     */
+    CompletableFuture<Checkpoint.Generation> ckptCommitAsync(Caller c, InodeId gen, Checkpoint.Level level,
+                                                             List<Checkpoint.Expected> expected, RequestId req);
+
+    /** A generation (committed or being written) with its durability now. */
+    CompletableFuture<Checkpoint.Generation> ckptStatusAsync(Caller c, InodeId gen);
+
+    /** Every generation of checkpoint root {@code root} known to the namespace, committed ones in commit order, then the others. */
+    CompletableFuture<List<Checkpoint.Generation>> ckptListAsync(Caller c, InodeId root);
+
+    /** Up to {@code limit} manifest entries of committed generation {@code gen} after path {@code after} ("" from the first). */
+    CompletableFuture<Checkpoint.ManifestPage> ckptManifestAsync(Caller c, InodeId gen, String after, int limit);
+
+    /** Pins (retention never removes it) or unpins a committed generation. */
+    CompletableFuture<Checkpoint.Generation> ckptPinAsync(Caller c, InodeId gen, boolean pin, RequestId req);
 }

@@ -192,8 +192,9 @@ public final class MetaClient implements Meta {
     }
 
     @Override
-    public CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req) {
-        return attrs(new MetaMessage.Close(c, inode, session, writtenLength, wrote, id(req)));
+    public CompletableFuture<InodeAttrs> closeAsync(Caller c, InodeId inode, long session, long writtenLength, boolean wrote,
+                                                    long contentCrc, long crcLength, RequestId req) {
+        return attrs(new MetaMessage.Close(c, inode, session, writtenLength, wrote, contentCrc, crcLength, id(req)));
     }
 
     @Override
@@ -277,6 +278,45 @@ public final class MetaClient implements Meta {
                 throw new io.strata.core.StrataException(io.strata.core.Status.NOT_FOUND, "no staging record");
             }
             return r.staging();
+        });
+    }
+
+    // ---- checkpoint generations ----
+
+    @Override
+    public CompletableFuture<Checkpoint.Generation> ckptCommitAsync(Caller c, InodeId gen, Checkpoint.Level level,
+                                                                    List<Checkpoint.Expected> expected, RequestId req) {
+        return generation(new MetaMessage.Ckpt(c, Checkpoint.Op.COMMIT, gen, level, expected, "", 0, id(req)));
+    }
+
+    @Override
+    public CompletableFuture<Checkpoint.Generation> ckptStatusAsync(Caller c, InodeId gen) {
+        return generation(new MetaMessage.Ckpt(c, Checkpoint.Op.STATUS, gen, null, List.of(), "", 0, id(null)));
+    }
+
+    @Override
+    public CompletableFuture<List<Checkpoint.Generation>> ckptListAsync(Caller c, InodeId root) {
+        return call(new MetaMessage.Ckpt(c, Checkpoint.Op.LIST, root, null, List.of(), "", 0, id(null)), MetaMessage.CkptReply.class)
+                .thenApply(MetaMessage.CkptReply::generations);
+    }
+
+    @Override
+    public CompletableFuture<Checkpoint.ManifestPage> ckptManifestAsync(Caller c, InodeId gen, String after, int limit) {
+        return call(new MetaMessage.Ckpt(c, Checkpoint.Op.MANIFEST, gen, null, List.of(), after == null ? "" : after, limit, id(null)),
+                MetaMessage.CkptReply.class).thenApply(r -> new Checkpoint.ManifestPage(r.entries(), r.more()));
+    }
+
+    @Override
+    public CompletableFuture<Checkpoint.Generation> ckptPinAsync(Caller c, InodeId gen, boolean pin, RequestId req) {
+        return generation(new MetaMessage.Ckpt(c, pin ? Checkpoint.Op.PIN : Checkpoint.Op.UNPIN, gen, null, List.of(), "", 0, id(req)));
+    }
+
+    private CompletableFuture<Checkpoint.Generation> generation(MetaMessage.Ckpt request) {
+        return call(request, MetaMessage.CkptReply.class).thenApply(r -> {
+            if (r.generations().size() != 1) {
+                throw new StrataException(Status.INTERNAL, "a checkpoint reply with " + r.generations().size() + " generations, expected one");
+            }
+            return r.generations().get(0);
         });
     }
 }

@@ -56,7 +56,9 @@ public sealed interface MetaMessage extends Message {
     record Open(Caller caller, InodeId inode, int flags, long clientId, RequestId req) implements MetaMessage {
     }
 
-    record Close(Caller caller, InodeId inode, long session, long writtenLength, boolean wrote, RequestId req) implements MetaMessage {
+    /** {@code contentCrc}: CRC32C of bytes {@code [0, crcLength)} as this session wrote them, {@link Checkpoint#NO_CRC} when not known. */
+    record Close(Caller caller, InodeId inode, long session, long writtenLength, boolean wrote, long contentCrc, long crcLength, RequestId req)
+            implements MetaMessage {
     }
 
     record Fsync(Caller caller, InodeId inode, long session, long writtenLength, RequestId req) implements MetaMessage {
@@ -137,6 +139,27 @@ public sealed interface MetaMessage extends Message {
 
     /** Tools: staging records after inode {@code after} (0: from the first), undrained or lost ones only when {@code pendingOnly}. */
     record ListStaging(Caller caller, boolean pendingOnly, long after, int limit) implements MetaMessage {
+    }
+
+    // ---- checkpoint generations (docs/checkpoints.md) ----
+
+    /**
+     * One checkpoint operation on generation or root {@code inode}: {@code level} and
+     * {@code expected} for COMMIT, {@code after} and {@code limit} for MANIFEST.
+     */
+    record Ckpt(Caller caller, Checkpoint.Op op, InodeId inode, Checkpoint.Level level, List<Checkpoint.Expected> expected,
+                String after, int limit, RequestId req) implements MetaMessage {
+        public Ckpt {
+            expected = List.copyOf(expected);
+        }
+    }
+
+    /** Generations (one for COMMIT, STATUS and PIN), or a manifest page ({@code more} when entries follow). */
+    record CkptReply(List<Checkpoint.Generation> generations, List<Checkpoint.Entry> entries, boolean more) implements MetaMessage {
+        public CkptReply {
+            generations = List.copyOf(generations);
+            entries = List.copyOf(entries);
+        }
     }
 
     // ---- replies ---------------------------------------------------------------------------

@@ -7,6 +7,8 @@ import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Wire;
 import io.strata.protocol.meta.MetaMessage.Attrs;
+import io.strata.protocol.meta.MetaMessage.Ckpt;
+import io.strata.protocol.meta.MetaMessage.CkptReply;
 import io.strata.protocol.meta.MetaMessage.Close;
 import io.strata.protocol.meta.MetaMessage.Create;
 import io.strata.protocol.meta.MetaMessage.CreateOpen;
@@ -296,10 +298,11 @@ public final class MetaMessages {
                 out.writeLong(m.session());
                 out.writeLong(m.writtenLength());
                 Wire.writeBool(out, m.wrote());
+                out.writeLong(m.contentCrc()).writeLong(m.crcLength());
                 req(out, m.req());
             },
             in -> new Close(caller(in), inode(in, "inode"), Wire.readLong(in, "session"), Wire.readLong(in, "written length"),
-                    Wire.readBool(in, "wrote"), req(in)));
+                    Wire.readBool(in, "wrote"), Wire.readLong(in, "content crc"), Wire.readLong(in, "crc length"), req(in)));
     public static final MessageType<Fsync> FSYNC = MessageType.of(315, Fsync.class,
             (m, out) -> {
                 caller(out, m.caller());
@@ -470,6 +473,43 @@ public final class MetaMessages {
                 }
                 return new SetAttrsThrough(c.through(session), inode(in, "inode"), attrs(in), req(in));
             });
+    public static final MessageType<Ckpt> CKPT = MessageType.of(332, Ckpt.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                Wire.writeEnum(out, m.op());
+                inode(out, m.inode());
+                out.writeByte(m.level() == null ? 0 : m.level().wireTag());
+                out.writeInt(m.expected().size());
+                for (Checkpoint.Expected e : m.expected()) {
+                    Wire.writeString(out, e.path());
+                    out.writeLong(e.size());
+                }
+                Wire.writeString(out, m.after());
+                out.writeInt(m.limit());
+                req(out, m.req());
+            },
+            in -> {
+                Caller c = caller(in);
+                Checkpoint.Op op = Wire.readEnum(in, Checkpoint.Op.class, "checkpoint op");
+                InodeId inode = inode(in, "inode");
+                int lt = Wire.readU8(in, "level");
+                Checkpoint.Level level = lt == 0 ? null : lt == Checkpoint.Level.L2.wireTag() ? Checkpoint.Level.L2
+                        : lt == Checkpoint.Level.L3.wireTag() ? Checkpoint.Level.L3 : null;
+                if (lt != 0 && level == null) {
+                    throw new Wire.Malformed("unknown checkpoint level tag " + lt);
+                }
+                int n = Wire.readCount(in, "expected files", Checkpoint.MAX_ENTRIES, 12);
+                List<Checkpoint.Expected> expected = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    try {
+                        expected.add(new Checkpoint.Expected(Wire.readString(in, MAX_PATH, "expected path"), Wire.readLong(in, "expected size")));
+                    } catch (IllegalArgumentException e) {
+                        throw new Wire.Malformed(e.getMessage());
+                    }
+                }
+                return new Ckpt(c, op, inode, level, expected, Wire.readString(in, MAX_PATH, "after"), Wire.readInt(in, "limit", 0, 100_000),
+                        req(in));
+            });
 
     // ---- replies ---------------------------------------------------------------------------
 
@@ -580,12 +620,33 @@ public final class MetaMessages {
                 }
                 return new StagingList(rs, Wire.readBool(in, "more"));
             });
+    public static final MessageType<CkptReply> CKPT_REPLY = MessageType.of(361, CkptReply.class,
+            (m, out) -> {
+                out.writeInt(m.generations().size());
+                m.generations().forEach(g -> g.encode(out));
+                out.writeInt(m.entries().size());
+                m.entries().forEach(e -> e.encode(out));
+                Wire.writeBool(out, m.more());
+            },
+            in -> {
+                int n = Wire.readCount(in, "generations", 1_000_000, 40);
+                List<Checkpoint.Generation> gs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    gs.add(Checkpoint.Generation.decode(in));
+                }
+                int m = Wire.readCount(in, "manifest entries", 100_000, 20);
+                List<Checkpoint.Entry> es = new ArrayList<>(m);
+                for (int i = 0; i < m; i++) {
+                    es.add(Checkpoint.Entry.decode(in));
+                }
+                return new CkptReply(gs, es, Wire.readBool(in, "more"));
+            });
 
     public static final List<MessageType<?>> TYPES = List.of(LOOKUP, GET_ATTR, RESOLVE, SET_ATTRS, CREATE, MKDIR, SYMLINK,
             READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
-            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH);
+            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH, CKPT, CKPT_REPLY);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
