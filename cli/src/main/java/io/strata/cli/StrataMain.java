@@ -42,6 +42,7 @@ import picocli.CommandLine.Option;
                 AdminCommand.class,
                 MetaCommand.class,
                 PolicyCommand.class,
+                CkptCommand.class,
                 CacheCommand.class,
                 MountCommand.class,
                 MountCommand.Umount.class,

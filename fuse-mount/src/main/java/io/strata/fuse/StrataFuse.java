@@ -111,6 +111,7 @@ final class StrataFuse extends FuseStubFS {
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     private final boolean fileInfoLayoutKnown;
     private final CacheXattrs cache;
+    private final CheckpointXattrs checkpoints = new CheckpointXattrs();
     /**
      * Directory attributes by FUSE path, answered without a round trip for the entry timeout
      * (null when it is 0, or when the kernel caches attributes itself). With the attribute
@@ -709,6 +710,11 @@ final class StrataFuse extends FuseStubFS {
                 byte[] v = cache.get(w, p(path), "/".equals(path), name);
                 return size == 0 ? v.length + 256 : copyOut(v, value, size);
             }
+            if (CheckpointXattrs.handles(name)) {
+                // a status changes between the size probe and the read: the probe leaves room
+                byte[] v = checkpoints.get(w, p(path), name);
+                return size == 0 ? v.length + 256 : copyOut(v, value, size);
+            }
             byte[] v = join(PolicyXattrs.handles(name) ? PolicyXattrs.get(w, p(path), name) : w.getXattrAsync(p(path), name), metaBound);
             return copyOut(v, value, size);
         });
@@ -728,6 +734,10 @@ final class StrataFuse extends FuseStubFS {
                     return -Status.Errno.EPERM; // user.strata.cache is read-only
                 }
                 cache.drop(w, p(path), "/".equals(path));
+                return 0;
+            }
+            if (CheckpointXattrs.handles(name)) {
+                checkpoints.set(w, p(path), name, v);
                 return 0;
             }
             join(PolicyXattrs.handles(name) ? PolicyXattrs.set(w, p(path), name, v) : w.setXattrAsync(p(path), name, v, flags), metaBound);
@@ -759,7 +769,7 @@ final class StrataFuse extends FuseStubFS {
         }
         return mutation("removexattr", path, () -> {
             StrataFileSystem w = who();
-            if (CacheXattrs.handles(name)) {
+            if (CacheXattrs.handles(name) || CheckpointXattrs.handles(name)) {
                 return -Status.Errno.EPERM;
             }
             join(PolicyXattrs.handles(name) ? PolicyXattrs.remove(w, p(path), name) : w.removeXattrAsync(p(path), name), metaBound);

@@ -93,8 +93,7 @@ final class CheckpointKeeper {
             }
             known.add(g.dir());
             if (g.committed() && g.l3Millis() == 0) {
-                Durability d = CheckpointOps.durability(t, g.dir());
-                Generation seen = g.seen(d, now);
+                Generation seen = CheckpointOps.withProgress(t, g);
                 if (!seen.equals(g)) {
                     CheckpointOps.put(t, seen);
                     g = seen;

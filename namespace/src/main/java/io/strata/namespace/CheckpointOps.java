@@ -225,7 +225,22 @@ final class CheckpointOps {
         Permissions.check(c, p.gen(), W | X, "checkpoint commit");
         Generation rec = record(t, p.root().id(), gen);
         if (rec != null && rec.committed()) {
-            return withDurability(t, rec); // committed already: a retry, or a second rank's commit
+            // committed already (a retry, or a second rank's commit): answered as it is if it is what the caller expects
+            List<String> differ = new ArrayList<>();
+            for (Checkpoint.Expected e : expected) {
+                byte[] v = t.reader.get(KeySpace.manifest(gen, e.path()));
+                Entry have = v == null ? null : entry(gen, new KeyValue(KeySpace.manifest(gen, e.path()), v));
+                if (have == null || have.type() != InodeType.FILE) {
+                    differ.add(e.path() + " is not in it");
+                } else if (e.size() >= 0 && have.size() != e.size()) {
+                    differ.add(e.path() + " has " + have.size() + " bytes in it, not " + e.size());
+                }
+            }
+            if (!differ.isEmpty()) {
+                throw new StrataException(Status.READ_ONLY, "checkpoint generation \"" + Names.printable(rec.name())
+                        + "\" was committed with another manifest: " + named(differ));
+            }
+            return withProgress(t, rec);
         }
         if (rec != null && rec.state() == State.REMOVING) {
             throw new StrataException(Status.NOT_FOUND, "checkpoint generation \"" + rec.name() + "\" is being removed");
@@ -292,7 +307,7 @@ final class CheckpointOps {
         long started = rec != null ? rec.startedMillis() : p.gen().ctimeNanos() / 1_000_000;
         Generation g = new Generation(p.root().id(), gen, p.gen().name(), State.COMMITTED, Durability.NONE, level, seq, files, bytes,
                 unchecked, false, started, nowMillis, 0, 0, 0);
-        g = g.seen(durability(t, gen), nowMillis);
+        g = withProgress(t, g);
         if (g.durability() == Durability.LOST) {
             throw new StrataException(Status.DATA_LOST, "checkpoint generation \"" + Names.printable(p.gen().name())
                     + "\" not committed: a file's L2 copies are lost (strata admin l2 --lost names it)");
@@ -350,39 +365,65 @@ final class CheckpointOps {
         return tree;
     }
 
+    /** How far a committed generation's files have come: the least of their states, and when its drain began and ended. */
+    record Progress(Durability durability, long drainingMillis, long l3Millis) {
+    }
+
     /** How far the files of committed generation {@code gen} have come, from their staging records. */
     static Durability durability(NsTx t, InodeId gen) {
+        return progress(t, gen).durability();
+    }
+
+    static Progress progress(NsTx t, InodeId gen) {
         byte[] p = KeySpace.under(KeySpace.CHECKPOINT_MANIFEST, gen);
         int staged = 0;
         int draining = 0;
         int durable = 0;
+        long firstDraining = 0;
+        long lastDurable = 0;
         for (KeyValue kv : t.reader.getRange(p, Bytes.strinc(p), 0)) {
             Entry e = entry(gen, kv);
             if (e.type() != InodeType.FILE) {
                 continue;
             }
             Staging s = t.staging(e.inode());
-            Staging.State st = s == null ? Staging.State.DURABLE : s.state();
-            switch (st) {
+            if (s == null) {
+                continue; // never staged: in L3 since it was closed
+            }
+            if (s.drainingMillis() > 0) {
+                firstDraining = firstDraining == 0 ? s.drainingMillis() : Math.min(firstDraining, s.drainingMillis());
+            }
+            switch (s.state()) {
                 case LOST -> {
-                    return Durability.LOST;
+                    return new Progress(Durability.LOST, firstDraining, 0);
                 }
-                case DURABLE -> durable++;
+                case DURABLE -> {
+                    durable++;
+                    lastDurable = Math.max(lastDurable, s.durableMillis());
+                }
                 case DRAINING -> draining++;
                 default -> staged++;
             }
         }
         if (staged == 0 && draining == 0) {
-            return Durability.L3;
+            return new Progress(Durability.L3, firstDraining == 0 ? lastDurable : firstDraining, lastDurable);
         }
-        return draining > 0 || durable > 0 ? Durability.DRAINING : Durability.L2;
+        return new Progress(draining > 0 || durable > 0 ? Durability.DRAINING : Durability.L2, firstDraining, 0);
     }
 
-    private static Generation withDurability(NsTx t, Generation g) {
+    /** {@code g} with its durability now and the times its files' records give (never before its commit). */
+    static Generation withProgress(NsTx t, Generation g) {
         if (!g.committed() || g.durability() == Durability.L3) {
             return g;
         }
-        return g.with(g.state(), durability(t, g.dir()));
+        Progress p = progress(t, g.dir());
+        long c = g.committedMillis();
+        long draining = g.drainingMillis() != 0 ? g.drainingMillis()
+                : p.drainingMillis() != 0 || p.durability() == Durability.L3 ? Math.max(c, p.drainingMillis()) : 0;
+        long l3 = g.l3Millis() != 0 ? g.l3Millis() : p.durability() == Durability.L3 ? Math.max(c, p.l3Millis()) : 0;
+        long l2 = g.l2Millis() != 0 ? g.l2Millis() : p.durability().reaches(Checkpoint.Level.L2) ? c : 0;
+        return new Generation(g.root(), g.dir(), g.name(), g.state(), p.durability(), g.level(), g.seq(), g.files(), g.bytes(),
+                g.unchecked(), g.pinned(), g.startedMillis(), c, l2, draining, l3);
     }
 
     static Entry entry(InodeId gen, KeyValue kv) {
@@ -400,7 +441,7 @@ final class CheckpointOps {
             return new Generation(p.root().id(), gen, p.gen().name(), State.WRITING, Durability.NONE, null, 0, 0, 0, 0, false,
                     p.gen().ctimeNanos() / 1_000_000, 0, 0, 0, 0);
         }
-        return withDurability(t, rec);
+        return withProgress(t, rec);
     }
 
     static List<Generation> list(NsTx t, Caller c, InodeId root) {
@@ -409,7 +450,7 @@ final class CheckpointOps {
             throw new StrataException(Status.INVALID_ARGUMENT, root + " is not a checkpoint root (set profile=checkpoint on it)");
         }
         Permissions.check(c, r, R | X, "checkpoint list");
-        return records(t, root);
+        return records(t, root).stream().map(g -> withProgress(t, g)).toList();
     }
 
     static Checkpoint.ManifestPage manifest(NsTx t, Caller c, InodeId gen, String after, int limit) {
@@ -441,7 +482,7 @@ final class CheckpointOps {
         }
         Generation g = rec.withPinned(pin);
         put(t, g);
-        return withDurability(t, g);
+        return withProgress(t, g);
     }
 
     /** Forgets a generation whose directory is gone: its record, manifest and member marks. */

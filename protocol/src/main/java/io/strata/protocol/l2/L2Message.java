@@ -89,6 +89,21 @@ public sealed interface L2Message extends Message {
     record Drained(ChunkRef chunk, long seq) implements L2Message {
     }
 
+    /**
+     * A reader about to restore, to a holder of a chunk durable in L3: have a copy of it (of
+     * epoch {@code epoch}), fetching it back from L3 if it was evicted; {@code holders} are the
+     * chunk's holders, kept with the copy.
+     */
+    record Warm(ChunkRef chunk, long epoch, List<Integer> holders) implements L2Message {
+        public Warm {
+            holders = List.copyOf(holders);
+        }
+    }
+
+    /** The copy is there: it was already ({@code fetched} false), or {@code bytes} were fetched from L3. */
+    record Warmed(boolean fetched, long bytes) implements L2Message {
+    }
+
     /** A plain acknowledgement. */
     record Ack() implements L2Message {
     }

@@ -18,6 +18,8 @@ import io.strata.protocol.l2.L2Message.Status;
 import io.strata.protocol.l2.L2Message.Sync;
 import io.strata.protocol.l2.L2Message.Synced;
 import io.strata.protocol.l2.L2Message.Write;
+import io.strata.protocol.l2.L2Message.Warm;
+import io.strata.protocol.l2.L2Message.Warmed;
 import io.strata.protocol.l2.L2Message.Written;
 import io.strata.protocol.storage.ChunkRef;
 import io.strata.protocol.storage.RequestId;
@@ -128,8 +130,32 @@ public final class L2Messages {
                     Wire.readLong(in, "refused"), Wire.readLong(in, "evictions"), Wire.readBool(in, "fenced"),
                     Wire.readBool(in, "disk failed")));
 
+    public static final MessageType<Warm> WARM = MessageType.of(414, Warm.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.epoch());
+                out.writeInt(m.holders().size());
+                m.holders().forEach(out::writeInt);
+            },
+            in -> {
+                ChunkRef c = ChunkRef.decode(in);
+                long epoch = Wire.readLong(in, "epoch");
+                int n = Wire.readCount(in, "holders", 64, 4);
+                List<Integer> hs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    hs.add(in.readInt());
+                }
+                return new Warm(c, epoch, hs);
+            });
+    public static final MessageType<Warmed> WARMED = MessageType.of(415, Warmed.class,
+            (m, out) -> {
+                Wire.writeBool(out, m.fetched());
+                out.writeLong(m.bytes());
+            },
+            in -> new Warmed(Wire.readBool(in, "fetched"), Wire.readLong(in, "bytes")));
+
     public static final List<MessageType<?>> TYPES = List.of(WRITE, WRITTEN, FORWARD, FORWARDED, READ, READ_DONE, SYNC, SYNCED,
-            LIST_CHUNKS, CHUNKS, DRAINED, ACK, GET_STATUS, STATUS);
+            LIST_CHUNKS, CHUNKS, DRAINED, ACK, GET_STATUS, STATUS, WARM, WARMED);
 
     /** What an L2 agent speaks: the core messages (ping) and the L2 messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);

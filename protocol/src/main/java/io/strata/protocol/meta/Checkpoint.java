@@ -156,15 +156,6 @@ public final class Checkpoint {
                     committedMillis, l2Millis, drainingMillis, l3Millis);
         }
 
-        /** This generation having been seen at {@code d} at {@code nowMillis}: the first time of each stage is kept. */
-        public Generation seen(Durability d, long nowMillis) {
-            long l2 = l2Millis == 0 && d.reaches(Level.L2) ? nowMillis : l2Millis;
-            long draining = drainingMillis == 0 && (d == Durability.DRAINING || d == Durability.L3) ? nowMillis : drainingMillis;
-            long l3 = l3Millis == 0 && d == Durability.L3 ? nowMillis : l3Millis;
-            return new Generation(root, dir, name, state, d, level, seq, files, bytes, unchecked, pinned, startedMillis,
-                    committedMillis, l2, draining, l3);
-        }
-
         /** {@code key=value} lines, as {@code user.strata.ckpt.status} and {@code strata ckpt status} print them. */
         public String statusText(String rootPath) {
             return "generation=" + name + "\nroot=" + rootPath + "\nstate=" + state.text() + "\ndurability=" + durability.text()

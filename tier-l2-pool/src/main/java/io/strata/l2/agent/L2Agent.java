@@ -119,6 +119,7 @@ public final class L2Agent implements AutoCloseable {
                     .handle(L2Messages.SYNC, io, this::sync)
                     .handle(L2Messages.LIST_CHUNKS, io, this::list)
                     .handle(L2Messages.DRAINED, io, this::drained)
+                    .handle(L2Messages.WARM, io, this::warm)
                     .handle(L2Messages.GET_STATUS, io, r -> CompletableFuture.completedFuture(Reply.of(status())))
                     .bind(listen);
         } catch (RuntimeException e) {
@@ -508,6 +509,44 @@ public final class L2Agent implements AutoCloseable {
                 store.record(k, c.drainedAt(c.seq()));
             }
             return CompletableFuture.completedFuture(Reply.of(new L2Message.Ack()));
+        });
+    }
+
+    /**
+     * A restore is coming: make sure this agent has the chunk. An evicted copy (a tombstone: its
+     * updates were all drained, so L3 has them) or a chunk this agent never held is fetched from
+     * L3 and kept as a drained copy, at the sequence the tombstone had. A present copy stays as
+     * it is (it is the newest).
+     */
+    private CompletableFuture<Reply> warm(Request<L2Message.Warm> r) {
+        gate();
+        L2Message.Warm m = r.message();
+        ChunkAddress a = m.chunk().address();
+        Key k = new Key(m.chunk().inode(), m.chunk().index());
+        return queue.run(k, () -> {
+            Copy c = store.get(k);
+            if (c != null && c.present()) {
+                return CompletableFuture.completedFuture(Reply.of(new L2Message.Warmed(false, 0)));
+            }
+            if (c != null && c.epoch() > m.epoch()) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "agent " + nodeId() + " holds " + m.chunk() + " of epoch " + c.epoch()
+                        + ", newer than " + m.epoch());
+            }
+            return l3.readAsync(a, 0, a.chunkSize(), IoOptions.DEFAULT).thenApply(bytes -> {
+                try {
+                    if (!store.admit(a.chunkSize())) {
+                        refusedFull.incrementAndGet();
+                        throw new StrataException(Status.NO_SPACE, "L2 agent " + nodeId() + " is full of undrained chunks");
+                    }
+                    store.replace(k, bytes);
+                    long seq = c == null ? 0 : c.seq();
+                    store.record(k, new Copy(m.epoch(), seq, bytes.readableBytes(), seq, a.chain().value(), a.chunkSize(), m.holders(),
+                            ctx.clock().now().toEpochMilli(), true, false));
+                    return Reply.of(new L2Message.Warmed(true, bytes.readableBytes()));
+                } finally {
+                    bytes.release();
+                }
+            });
         });
     }
 

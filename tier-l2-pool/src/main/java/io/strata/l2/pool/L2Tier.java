@@ -15,6 +15,7 @@ import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.StagingControl;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
 import io.strata.core.util.Crc32c;
@@ -69,9 +70,11 @@ import org.slf4j.LoggerFactory;
  * below. A chunk no holder has, while the record is not durable, is lost: the read fails with
  * DATA_LOST naming the file and chunk, and the record is marked lost.
  */
-public final class L2Tier implements Tier {
+public final class L2Tier implements Tier, StagingControl {
     private static final Logger LOG = LoggerFactory.getLogger(L2Tier.class);
     private static final int ATTEMPTS = 4;
+    /** Warm calls a restore's staging keeps in flight. */
+    private static final int WARM_WINDOW = 32;
 
     private final NodeContext ctx;
     private final Tier below;
@@ -136,6 +139,11 @@ public final class L2Tier implements Tier {
                 .description("first writes of a staged chunk no L2 agent could take, written to L3 instead").register(ctx.meters());
         this.moved = Counter.builder("strata.l2.client.moved")
                 .description("staged chunks moved to other agents because a holder was down or full").register(ctx.meters());
+    }
+
+    @Override
+    public <T> Optional<T> facet(Class<T> type) {
+        return type == StagingControl.class ? Optional.of(type.cast(this)) : Optional.empty();
     }
 
     @Override
@@ -570,6 +578,67 @@ public final class L2Tier implements Tier {
         return meta.stagingAsync(Caller.ROOT, inode).thenApply(r -> {
             records.put(inode, new Seen(dataVersion, r));
             return r;
+        });
+    }
+
+    // ---- warming (a restore is coming) ----
+
+    /**
+     * Makes every chunk of {@code inode} that was written in its staging epoch present on its
+     * holders again, so that reads are served from L2: a holder that evicted its copy after the
+     * drain fetches it back from L3. Only a file durable in L3 is warmed (before that, its copies
+     * cannot have been evicted); a file never staged is left to L3 ({@code staged} false).
+     */
+    @Override
+    public CompletableFuture<Warmed> warmAsync(InodeId inode, java.util.function.IntFunction<ChunkAddress> address, IoOptions io) {
+        return meta.stagingAsync(Caller.ROOT, inode).thenCompose(r -> {
+            if (r.isEmpty() || r.get().state() != Staging.State.DURABLE) {
+                return CompletableFuture.completedFuture(new Warmed(r.isPresent(), 0, 0, 0));
+            }
+            Staging s = r.get();
+            List<L2Message.Warm> todo = new ArrayList<>();
+            List<Integer> to = new ArrayList<>();
+            for (Staging.Range range : s.written()) {
+                for (int index = range.first(); index <= range.last(); index++) {
+                    List<Integer> holders = Holders.of(s, index);
+                    for (int h : holders) {
+                        todo.add(new L2Message.Warm(ChunkRef.of(address.apply(index)), s.epoch(), holders));
+                        to.add(h);
+                    }
+                }
+            }
+            return warmFrom(todo, to, 0, new Warmed(true, 0, 0, 0), io).whenComplete((w, e) -> records.invalidate(inode));
+        });
+    }
+
+    /** Warms {@code todo[from..]}, {@value #WARM_WINDOW} calls at a time. */
+    private CompletableFuture<Warmed> warmFrom(List<L2Message.Warm> todo, List<Integer> to, int from, Warmed sum, IoOptions io) {
+        if (from >= todo.size()) {
+            return CompletableFuture.completedFuture(sum);
+        }
+        int end = Math.min(todo.size(), from + WARM_WINDOW);
+        List<CompletableFuture<L2Message.Warmed>> calls = new ArrayList<>();
+        for (int i = from; i < end; i++) {
+            calls.add(rpc.call(address(to.get(i)), todo.get(i), Payload.NONE, io.timeout()).thenApply(resp -> {
+                try (resp) {
+                    return resp.message(L2Message.Warmed.class);
+                }
+            }));
+        }
+        return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            int present = sum.present();
+            int fetched = sum.fetched();
+            long bytes = sum.fetchedBytes();
+            for (CompletableFuture<L2Message.Warmed> c : calls) {
+                L2Message.Warmed w = c.join();
+                if (w.fetched()) {
+                    fetched++;
+                    bytes += w.bytes();
+                } else {
+                    present++;
+                }
+            }
+            return warmFrom(todo, to, end, new Warmed(true, present, fetched, bytes), io);
         });
     }
 
