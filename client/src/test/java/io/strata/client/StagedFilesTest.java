@@ -34,14 +34,19 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StagedFilesTest {
     /** Two L2 agents in this JVM, listed in the cluster's routing. */
-    private static List<AutoCloseable> agents(TestCluster c, Path dir, long seed) throws Exception {
+    static List<AutoCloseable> agents(TestCluster c, Path dir, long seed) throws Exception {
+        return agents(c, dir, seed, L2AgentConfig.DEFAULT_CAPACITY);
+    }
+
+    /** As above, each agent holding at most {@code capacity} of copies. */
+    static List<AutoCloseable> agents(TestCluster c, Path dir, long seed, io.strata.core.DataSize capacity) throws Exception {
         List<AutoCloseable> out = new ArrayList<>();
         NodeContext ctx = NodeContext.seeded("agents", seed);
         RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS);
         MetaClient meta = new MetaClient(ctx, rpc, List.of(c.cluster.metaAddress()));
         StorageClient l3 = new StorageClient(ctx, c.cluster.routingSource(), RpcOptions.DEFAULTS, StorageClientOptions.DEFAULTS);
         for (int id : new int[] {11, 12}) {
-            L2Agent a = L2Agent.start(NodeContext.seeded("agent-" + id, seed + id), L2AgentConfig.of(NodeId.of(id), dir.resolve("agent-" + id)),
+            L2Agent a = L2Agent.start(NodeContext.seeded("agent-" + id, seed + id), L2AgentConfig.of(NodeId.of(id), dir.resolve("agent-" + id)).withCapacity(capacity),
                     c.cluster.routingSource(), meta, l3, RpcOptions.DEFAULTS, new InetSocketAddress("127.0.0.1", 0));
             c.cluster.storage().updateRouting(r -> AgentRouting.with(r, id, a.address(), "node-" + id, true));
             out.add(0, a);
@@ -52,7 +57,7 @@ class StagedFilesTest {
         return out;
     }
 
-    private static void closeAll(List<AutoCloseable> all) throws Exception {
+    static void closeAll(List<AutoCloseable> all) throws Exception {
         for (AutoCloseable a : all) {
             a.close();
         }
@@ -63,9 +68,14 @@ class StagedFilesTest {
     }
 
     /** Runs {@code body} on a cluster with two agents, closed after it. */
-    private static void withAgents(Path dir, long seed, Body body) throws Exception {
+    static void withAgents(Path dir, long seed, Body body) throws Exception {
+        withAgents(dir, seed, L2AgentConfig.DEFAULT_CAPACITY, body);
+    }
+
+    /** As above, each agent holding at most {@code capacity} of copies. */
+    static void withAgents(Path dir, long seed, io.strata.core.DataSize capacity, Body body) throws Exception {
         try (TestCluster c = TestCluster.start(dir.resolve("c"), seed)) {
-            List<AutoCloseable> agents = agents(c, dir, seed);
+            List<AutoCloseable> agents = agents(c, dir, seed, capacity);
             try {
                 body.run(c);
             } finally {
@@ -83,7 +93,7 @@ class StagedFilesTest {
         return data;
     }
 
-    private static byte[] read(StrataFileSystem fs, String path) {
+    static byte[] read(StrataFileSystem fs, String path) {
         try (StrataFile f = fs.openRead(path)) {
             ByteBuffer b = ByteBuffer.allocate((int) f.size());
             f.read(0, b);
