@@ -84,7 +84,7 @@ class Generation:
     pinned: bool
 
 
-# Indirection so tests can stand in for the mount without patching the os module.
+# The two calls every attribute goes through.
 def _getxattr(path: str, name: str) -> bytes:
     return os.getxattr(path, name)
 
