@@ -42,7 +42,10 @@ class L2MessagesTest {
                 new L2Message.Drained(REF, 11),
                 new L2Message.Ack(),
                 new L2Message.GetStatus(),
-                new L2Message.Status(1L << 40, 1L << 30, 1 << 20, 4, 2 << 20, 8, 1L << 33, 300 << 20, 1.5, 2, 3, false, true));
+                new L2Message.Status(1L << 40, 1L << 30, 1 << 20, 4, 2 << 20, 8, 1L << 33, 300 << 20, 1.5, 2, 3, false, true),
+                new L2Message.Warm(REF, 4, List.of(21, 22)),
+                new L2Message.Warmed(true, 1 << 20),
+                new L2Message.Warmed(false, 0));
     }
 
     static ByteBuf encode(Message m) {
