@@ -99,7 +99,7 @@ final class CkptCommand {
                             + "the level is reached: l2 = both L2 copies of every staged file, l3 = durable in L3."},
             footerHeading = "%nExamples:%n",
             footer = {"  strata ckpt commit /ckpt/run1/step-1000",
-                    "  strata ckpt commit /ckpt/run1/step-1000 --level l3 --expect files.tsv   (lines: path<TAB>size)"})
+                    "  strata ckpt commit /ckpt/run1/step-1 --level l3 --expect files.tsv"})
     static final class Commit extends Base {
         @Parameters(index = "0", paramLabel = "GENERATION", description = "The generation directory.")
         String gen;
