@@ -8,10 +8,16 @@ package io.strata.core.tier;
  * @param durableL2  fsync and close return once both L2 copies are on stable storage
  *                   ({@code durability = l2}); false: they wait until the bytes are durable in L3
  * @param replicas   copies of each staged chunk, on distinct agents
+ * @param cached     where a prefetch put copies of the file's chunks in L2 (reads try them before
+ *                   L3); null when it has none at the file's current data version
  */
-public record StageHints(boolean stage, boolean durableL2, int replicas) {
+public record StageHints(boolean stage, boolean durableL2, int replicas, CachedCopies cached) {
     /** Not staged. */
-    public static final StageHints NONE = new StageHints(false, false, 2);
+    public static final StageHints NONE = new StageHints(false, false, 2, null);
+
+    public StageHints(boolean stage, boolean durableL2, int replicas) {
+        this(stage, durableL2, replicas, null);
+    }
 
     public StageHints {
         if (replicas < 1 || replicas > 8) {
@@ -20,5 +26,10 @@ public record StageHints(boolean stage, boolean durableL2, int replicas) {
         if (durableL2 && !stage) {
             throw new IllegalArgumentException("durability in L2 needs staging");
         }
+    }
+
+    /** The same hints with the file's prefetched copies ({@code null}: none). */
+    public StageHints withCached(CachedCopies c) {
+        return c == cached ? this : new StageHints(stage, durableL2, replicas, c);
     }
 }
