@@ -3,9 +3,12 @@ package io.strata.core.tier;
 import io.strata.core.rpc.Wire;
 import java.util.Locale;
 
-/** The scheduling class an I/O is served in on every tier (policy field {@code qos}). */
+/**
+ * The scheduling class an I/O is served in on every tier (policy field {@code qos}).
+ * {@code prefetch} is what L2 agents fetch from L3 for a scheduler's hint, ahead of a job.
+ */
 public enum QosClass implements Wire.Tagged {
-    INTERACTIVE(1), TRAINING_READ(2), CHECKPOINT(3), BACKGROUND(4);
+    INTERACTIVE(1), TRAINING_READ(2), CHECKPOINT(3), BACKGROUND(4), PREFETCH(5);
 
     private final int tag;
 
@@ -29,6 +32,6 @@ public enum QosClass implements Wire.Tagged {
                 return q;
             }
         }
-        throw new IllegalArgumentException("unknown qos '" + s + "' (expected interactive, training-read, checkpoint or background)");
+        throw new IllegalArgumentException("unknown qos '" + s + "' (expected interactive, training-read, checkpoint, background or prefetch)");
     }
 }
