@@ -1,6 +1,7 @@
 package io.strata.client;
 
 import io.strata.core.InodeId;
+import io.strata.core.tier.CachedCopies;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.protocol.meta.InodeAttrs;
@@ -30,6 +31,8 @@ final class FileState {
     private final Set<StrataFile> handles = ConcurrentHashMap.newKeySet();
     private long metaLength;
     private long dataVersion;
+    /** Where a prefetch put the file's chunks in L2, as the latest open here reported; null: nowhere. */
+    private CachedCopies cached;
     private int refs;
 
     FileState(InodeAttrs a, FilePolicy policy, Tier tier, ClientCore core) {
@@ -66,9 +69,21 @@ final class FileState {
         return dataVersion;
     }
 
-    /** Options of every tier call for this file now. */
+    /** An open's word on the file's prefetched copies (null: none at its data version then). */
+    synchronized void cached(CachedCopies c) {
+        cached = c;
+    }
+
+    /** Options of every tier call for this file now: the prefetched copies only while they hold the current data version. */
     IoOptions io() {
-        return policy.io(dataVersion(), ioTimeout);
+        long dv;
+        CachedCopies c;
+        synchronized (this) {
+            dv = dataVersion;
+            c = cached;
+        }
+        IoOptions io = policy.io(dv, ioTimeout);
+        return c != null && c.dataVersion() == dv ? io.withStage(io.stage().withCached(c)) : io;
     }
 
     /** A local write or truncate happened: readahead units fetched before it are stale. */

@@ -502,6 +502,7 @@ public final class StrataFileSystem implements AutoCloseable {
             throw new StrataException(Status.READ_ONLY, "\"" + path + "\" is in an immutable directory and was already written");
         }
         FileState s = core.acquire(now);
+        s.cached(o.cached());
         StrataFile h = new StrataFile(core, s, through, o.sessionId(), read, write);
         if (!write || !truncate || (now.length() == 0 && now.chunkHighWater() == 0 && s.length() == 0)) {
             return CompletableFuture.completedFuture(h);

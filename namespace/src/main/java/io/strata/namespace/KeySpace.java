@@ -39,6 +39,8 @@ public enum KeySpace {
     CHECKPOINT_ROOT("CKPR"),
     /** {@code CRCS|inode(le64)} -> length(le64) + CRC32C(le64) of the file's whole content, as its writer computed it; length -1: two writers overlapped, unknown. */
     CONTENT_CRC("CRCS"),
+    /** {@code PREF|inode(le64)} -> the file's prefetched L2 copies: data version, agents, owning hints ({@code io.strata.protocol.meta.Cached.Record}). */
+    CACHED("PREF"),
     /** {@code META|name} -> namespace-wide values: format, inode allocator, usage counters. */
     META("META");
 
@@ -120,6 +122,10 @@ public enum KeySpace {
 
     static byte[] staging(InodeId inode) {
         return under(STAGING, inode);
+    }
+
+    static byte[] cached(InodeId inode) {
+        return under(CACHED, inode);
     }
 
     static byte[] generation(InodeId root, InodeId gen) {

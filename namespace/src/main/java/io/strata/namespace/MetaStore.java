@@ -9,6 +9,7 @@ import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.InodeType;
 import io.strata.protocol.meta.Meta;
 import io.strata.protocol.meta.OpenResult;
+import io.strata.protocol.meta.Cached;
 import io.strata.protocol.meta.PolicyInfo;
 import io.strata.protocol.meta.RequestId;
 import io.strata.protocol.meta.SetAttr;
@@ -21,6 +22,7 @@ import io.netty.buffer.Unpooled;
 import io.strata.config.policy.Policy;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
+import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.rpc.Wire;
 import io.strata.namespace.kv.Bytes;
@@ -340,6 +342,7 @@ public final class MetaStore implements Meta, AutoCloseable {
         try {
             b.writeLong(r.sessionId());
             Codec.writeInode(b, r.attrs());
+            Cached.writeCopies(b, r.cached());
             return ByteBufUtil.getBytes(b);
         } finally {
             b.release();
@@ -348,7 +351,7 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     private static OpenResult openedFrom(byte[] bytes) {
         ByteBuf b = Unpooled.wrappedBuffer(bytes);
-        return new OpenResult(Wire.readLong(b, "session"), Codec.readInode(b));
+        return new OpenResult(Wire.readLong(b, "session"), Codec.readInode(b), Cached.readCopies(b));
     }
 
     @Override
@@ -442,6 +445,65 @@ public final class MetaStore implements Meta, AutoCloseable {
     @Override
     public CompletableFuture<List<Staging>> listStagingAsync(Caller c, boolean pendingOnly, long after, int limit) {
         return read("list-staging", t -> StagingOps.list(t, pendingOnly, after, limit));
+    }
+
+    // ---- prefetched files ------------------------------------------------------------------
+
+    @Override
+    public CompletableFuture<Cached.Marked> cacheMarkAsync(Caller c, long owner, List<Integer> agents, List<Cached.File> files,
+                                                          RequestId req) {
+        if (c.uid() != 0) {
+            return notRoot("mark prefetched files");
+        }
+        return write("cache-mark", req, null, (t, id, ms) -> CacheOps.mark(t, owner, agents, files), MetaStore::markedBytes,
+                MetaStore::markedFrom);
+    }
+
+    @Override
+    public CompletableFuture<Void> cacheUnmarkAsync(Caller c, long owner, List<InodeId> files, RequestId req) {
+        if (c.uid() != 0) {
+            return notRoot("unmark prefetched files");
+        }
+        List<Cached.File> fs = files.stream().map(f -> new Cached.File(f, 0)).toList();
+        return writeVoid("cache-unmark", req, (t, ms) -> CacheOps.unmark(t, owner, fs));
+    }
+
+    @Override
+    public CompletableFuture<List<Cached.Record>> cachedAsync(Caller c, List<InodeId> files) {
+        List<Cached.File> fs = files.stream().map(f -> new Cached.File(f, 0)).toList();
+        return read("cached", t -> CacheOps.get(t, fs));
+    }
+
+    private static <T> CompletableFuture<T> notRoot(String what) {
+        return CompletableFuture.failedFuture(new StrataException(Status.NOT_PERMITTED, what + ": only root (the hooks server) may"));
+    }
+
+    private static byte[] markedBytes(Cached.Marked m) {
+        ByteBuf b = Unpooled.buffer();
+        try {
+            b.writeInt(m.records().size());
+            m.records().forEach(r -> r.encode(b));
+            b.writeInt(m.stale().size());
+            m.stale().forEach(id -> b.writeLong(id.value()));
+            return ByteBufUtil.getBytes(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    private static Cached.Marked markedFrom(byte[] bytes) {
+        ByteBuf b = Unpooled.wrappedBuffer(bytes);
+        int n = Wire.readCount(b, "records", Cached.MAX_FILES, 28);
+        List<Cached.Record> rs = new java.util.ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            rs.add(Cached.Record.decode(b));
+        }
+        int k = Wire.readCount(b, "stale", Cached.MAX_FILES, 8);
+        List<InodeId> stale = new java.util.ArrayList<>(k);
+        for (int i = 0; i < k; i++) {
+            stale.add(InodeId.of(Wire.readLong(b, "stale")));
+        }
+        return new Cached.Marked(rs, stale);
     }
 
     // ---- checkpoint generations ------------------------------------------------------------

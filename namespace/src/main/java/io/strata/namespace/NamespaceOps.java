@@ -368,6 +368,7 @@ final class NamespaceOps {
         if (victim.isFile()) {
             t.countBytes(-victim.length());
             t.clearStaging(victim.id());
+            t.clearCached(victim.id());
             CheckpointOps.forgetCrc(t, victim.id());
             t.enqueueGc(victim, nowMillis);
         }
@@ -675,7 +676,7 @@ final class NamespaceOps {
         v[8] = (byte) flags;
         Bytes.putLe64(v, 9, t.now);
         t.tx.set(KeySpace.session(inode, session), v);
-        return new OpenResult(session, a);
+        return new OpenResult(session, a, CacheOps.copiesOf(t, a));
     }
 
     /** Close ({@code end}) or fsync: publish the session's writes; close also ends it and may free an unlinked file. */

@@ -201,6 +201,26 @@ final class NsTx {
         tx.clear(KeySpace.staging(id));
     }
 
+    /** The file's prefetch record, or null. */
+    io.strata.protocol.meta.Cached.Record cached(InodeId id) {
+        byte[] v = reader.get(KeySpace.cached(id));
+        return v == null ? null : io.strata.protocol.meta.Cached.Record.decode(Unpooled.wrappedBuffer(v));
+    }
+
+    void putCached(io.strata.protocol.meta.Cached.Record r) {
+        ByteBuf b = Unpooled.buffer(64);
+        try {
+            r.encode(b);
+            tx.set(KeySpace.cached(r.inode()), ByteBufUtil.getBytes(b));
+        } finally {
+            b.release();
+        }
+    }
+
+    void clearCached(InodeId id) {
+        tx.clear(KeySpace.cached(id));
+    }
+
     /** Queues a deleted file's chunks for the collector. */
     void enqueueGc(InodeAttrs file, long nowMillis) {
         long chunks = Math.max(file.chunkHighWater(), file.layout().chunksFor(file.length()));

@@ -87,12 +87,12 @@ public final class MetaService {
                 .handle(MetaMessages.OPEN, r -> {
                     var m = r.message();
                     return meta.openAsync(m.caller(), m.inode(), m.flags(), m.clientId(), m.req())
-                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs())));
+                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs(), o.cached())));
                 })
                 .handle(MetaMessages.CREATE_OPEN, r -> {
                     var m = r.message();
                     return meta.createOpenAsync(m.caller(), m.parent(), m.name(), m.mode(), m.exclusive(), m.flags(), m.clientId(), m.req())
-                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs())));
+                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs(), o.cached())));
                 })
                 .handle(MetaMessages.CLOSE, r -> {
                     var m = r.message();
@@ -144,7 +144,20 @@ public final class MetaService {
                     return meta.listStagingAsync(m.caller(), m.pendingOnly(), m.after(), m.limit())
                             .thenApply(l -> Reply.of(new StagingList(l, l.size() >= m.limit())));
                 })
-                .handle(MetaMessages.CKPT, r -> checkpoint(meta, r.message()));
+                .handle(MetaMessages.CKPT, r -> checkpoint(meta, r.message()))
+                .handle(MetaMessages.CACHE, r -> cache(meta, r.message()));
+    }
+
+    private static CompletableFuture<Reply> cache(Meta meta, io.strata.protocol.meta.MetaMessage.Cache m) {
+        List<io.strata.core.InodeId> files = m.files().stream().map(io.strata.protocol.meta.Cached.File::inode).toList();
+        return switch (m.op()) {
+            case MARK -> meta.cacheMarkAsync(m.caller(), m.owner(), m.agents(), m.files(), m.req())
+                    .thenApply(x -> Reply.of(new io.strata.protocol.meta.MetaMessage.CacheReply(x.records(), x.stale())));
+            case UNMARK -> meta.cacheUnmarkAsync(m.caller(), m.owner(), files, m.req())
+                    .thenApply(x -> Reply.of(new io.strata.protocol.meta.MetaMessage.CacheReply(List.of(), List.of())));
+            case GET -> meta.cachedAsync(m.caller(), files)
+                    .thenApply(x -> Reply.of(new io.strata.protocol.meta.MetaMessage.CacheReply(x, List.of())));
+        };
     }
 
     private static CompletableFuture<Reply> checkpoint(Meta meta, io.strata.protocol.meta.MetaMessage.Ckpt m) {

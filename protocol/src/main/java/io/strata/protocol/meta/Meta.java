@@ -179,4 +179,20 @@ public interface Meta {
 
     /** Pins (retention never removes it) or unpins a committed generation. */
     CompletableFuture<Checkpoint.Generation> ckptPinAsync(Caller c, InodeId gen, boolean pin, RequestId req);
+
+    // ---- prefetched files (docs/scheduler-hooks.md) ----
+
+    /**
+     * Records {@code files} as held in L2 for hint {@code owner}, their chunks placed among
+     * {@code agents}. A file already recorded at the same data version keeps its agents and gains
+     * the owner; a file whose data version is no longer the one given is left alone and listed
+     * as stale (its copies hold old bytes).
+     */
+    CompletableFuture<Cached.Marked> cacheMarkAsync(Caller c, long owner, List<Integer> agents, List<Cached.File> files, RequestId req);
+
+    /** Hint {@code owner} lets go of {@code files}; a record left with no owner is removed. */
+    CompletableFuture<Void> cacheUnmarkAsync(Caller c, long owner, List<InodeId> files, RequestId req);
+
+    /** The records of those of {@code files} that have one. */
+    CompletableFuture<List<Cached.Record>> cachedAsync(Caller c, List<InodeId> files);
 }

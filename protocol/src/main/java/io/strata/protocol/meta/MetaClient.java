@@ -181,14 +181,14 @@ public final class MetaClient implements Meta {
     @Override
     public CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req) {
         return call(new MetaMessage.Open(c, inode, flags, clientId, id(req)), MetaMessage.Opened.class)
-                .thenApply(o -> new OpenResult(o.session(), o.attrs()));
+                .thenApply(o -> new OpenResult(o.session(), o.attrs(), o.cached()));
     }
 
     @Override
     public CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
                                                          long clientId, RequestId req) {
         return call(new MetaMessage.CreateOpen(c, parent, name, mode, exclusive, flags, clientId, id(req)), MetaMessage.Opened.class)
-                .thenApply(o -> new OpenResult(o.session(), o.attrs()));
+                .thenApply(o -> new OpenResult(o.session(), o.attrs(), o.cached()));
     }
 
     @Override
@@ -318,5 +318,27 @@ public final class MetaClient implements Meta {
             }
             return r.generations().get(0);
         });
+    }
+
+    @Override
+    public CompletableFuture<Cached.Marked> cacheMarkAsync(Caller c, long owner, List<Integer> agents, List<Cached.File> files, RequestId req) {
+        return call(new MetaMessage.Cache(c, Cached.Op.MARK, owner, agents, files, id(req)), MetaMessage.CacheReply.class)
+                .thenApply(r -> new Cached.Marked(r.records(), r.stale()));
+    }
+
+    @Override
+    public CompletableFuture<Void> cacheUnmarkAsync(Caller c, long owner, List<InodeId> files, RequestId req) {
+        return call(new MetaMessage.Cache(c, Cached.Op.UNMARK, owner, List.of(), asFiles(files), id(req)), MetaMessage.CacheReply.class)
+                .thenApply(r -> null);
+    }
+
+    @Override
+    public CompletableFuture<List<Cached.Record>> cachedAsync(Caller c, List<InodeId> files) {
+        return call(new MetaMessage.Cache(c, Cached.Op.GET, 0, List.of(), asFiles(files), id(null)), MetaMessage.CacheReply.class)
+                .thenApply(MetaMessage.CacheReply::records);
+    }
+
+    private static List<Cached.File> asFiles(List<InodeId> files) {
+        return files.stream().map(f -> new Cached.File(f, 0)).toList();
     }
 }

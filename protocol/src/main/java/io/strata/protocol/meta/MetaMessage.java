@@ -154,11 +154,28 @@ public sealed interface MetaMessage extends Message {
         }
     }
 
+    /** A prefetch's files in L2 ({@link Cached}): mark them held for {@code owner} among {@code agents}, unmark, or get their records. */
+    record Cache(Caller caller, Cached.Op op, long owner, List<Integer> agents, List<Cached.File> files, RequestId req)
+            implements MetaMessage {
+        public Cache {
+            agents = List.copyOf(agents);
+            files = List.copyOf(files);
+        }
+    }
+
     /** Generations (one for COMMIT, STATUS and PIN), or a manifest page ({@code more} when entries follow). */
     record CkptReply(List<Checkpoint.Generation> generations, List<Checkpoint.Entry> entries, boolean more) implements MetaMessage {
         public CkptReply {
             generations = List.copyOf(generations);
             entries = List.copyOf(entries);
+        }
+    }
+
+    /** {@code records}: the files' records (GET, MARK); {@code stale}: files MARK left alone because their data version moved on. */
+    record CacheReply(List<Cached.Record> records, List<InodeId> stale) implements MetaMessage {
+        public CacheReply {
+            records = List.copyOf(records);
+            stale = List.copyOf(stale);
         }
     }
 
@@ -177,7 +194,8 @@ public sealed interface MetaMessage extends Message {
     record Listing(List<DirEntry> entries, String next) implements MetaMessage {
     }
 
-    record Opened(long session, InodeAttrs attrs) implements MetaMessage {
+    /** {@code cached}: the file's prefetched L2 copies at its data version, or null. */
+    record Opened(long session, InodeAttrs attrs, io.strata.core.tier.CachedCopies cached) implements MetaMessage {
     }
 
     record StatFsReply(long inodes, long bytes) implements MetaMessage {

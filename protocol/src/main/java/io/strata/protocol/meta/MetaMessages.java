@@ -25,6 +25,8 @@ import io.strata.protocol.meta.MetaMessage.Mkdir;
 import io.strata.protocol.meta.MetaMessage.Mknod;
 import io.strata.protocol.meta.MetaMessage.Open;
 import io.strata.protocol.meta.MetaMessage.Opened;
+import io.strata.protocol.meta.MetaMessage.Cache;
+import io.strata.protocol.meta.MetaMessage.CacheReply;
 import io.strata.protocol.meta.MetaMessage.PolicyGet;
 import io.strata.protocol.meta.MetaMessage.PolicyReply;
 import io.strata.protocol.meta.MetaMessage.PolicySet;
@@ -552,8 +554,9 @@ public final class MetaMessages {
             (m, out) -> {
                 out.writeLong(m.session());
                 Codec.writeInode(out, m.attrs());
+                Cached.writeCopies(out, m.cached());
             },
-            in -> new Opened(Wire.readLong(in, "session"), Codec.readInode(in)));
+            in -> new Opened(Wire.readLong(in, "session"), Codec.readInode(in), Cached.readCopies(in)));
     public static final MessageType<StatFsReply> STAT_FS_REPLY = MessageType.of(355, StatFsReply.class,
             (m, out) -> {
                 out.writeLong(m.inodes());
@@ -642,11 +645,44 @@ public final class MetaMessages {
                 return new CkptReply(gs, es, Wire.readBool(in, "more"));
             });
 
+    public static final MessageType<Cache> CACHE = MessageType.of(333, Cache.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                Wire.writeEnum(out, m.op());
+                out.writeLong(m.owner());
+                Cached.ints(out, m.agents());
+                Cached.files(out, m.files());
+                req(out, m.req());
+            },
+            in -> new Cache(caller(in), Wire.readEnum(in, Cached.Op.class, "cache op"), Wire.readLong(in, "owner"),
+                    Cached.ints(in, "agents", Cached.MAX_AGENTS), Cached.files(in), req(in)));
+    public static final MessageType<CacheReply> CACHE_REPLY = MessageType.of(362, CacheReply.class,
+            (m, out) -> {
+                out.writeInt(m.records().size());
+                m.records().forEach(r -> r.encode(out));
+                out.writeInt(m.stale().size());
+                m.stale().forEach(id -> out.writeLong(id.value()));
+            },
+            in -> {
+                int n = Wire.readCount(in, "cached records", Cached.MAX_FILES, 28);
+                List<Cached.Record> rs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    rs.add(Cached.Record.decode(in));
+                }
+                int k = Wire.readCount(in, "stale files", Cached.MAX_FILES, 8);
+                List<InodeId> stale = new ArrayList<>(k);
+                for (int i = 0; i < k; i++) {
+                    stale.add(InodeId.of(Wire.readLong(in, "stale inode")));
+                }
+                return new CacheReply(rs, stale);
+            });
+
     public static final List<MessageType<?>> TYPES = List.of(LOOKUP, GET_ATTR, RESOLVE, SET_ATTRS, CREATE, MKDIR, SYMLINK,
             READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
-            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH, CKPT, CKPT_REPLY);
+            STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH, CKPT, CKPT_REPLY, CACHE,
+            CACHE_REPLY);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
