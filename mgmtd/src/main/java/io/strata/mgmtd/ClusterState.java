@@ -1,6 +1,9 @@
 package io.strata.mgmtd;
 
+import io.strata.protocol.mgmtd.MgmtdMessage;
+import io.strata.protocol.mgmtd.MgmtdMessages;
 import io.strata.protocol.mgmtd.NodeRole;
+import io.strata.protocol.mgmtd.StoredHint;
 import io.strata.protocol.mgmtd.TargetReport;
 import io.netty.buffer.ByteBuf;
 import io.strata.core.ChainId;
@@ -30,10 +33,12 @@ import java.util.TreeMap;
 /**
  * The cluster manager's replicated state and the one place that changes it: nodes (address,
  * labels, role, incarnation, whether its lease is live), targets (public and local state),
- * chains, chain tables and the routing version. {@link #apply} is deterministic: every Ratis
- * peer applies the same commands in the same order and ends in the same state. Lease
- * <em>deadlines</em> are not here (they are measured by the leader on its own clock); only
- * their outcome (an {@link MgmtdCommand.Expire}) is.
+ * chains, chain tables and the routing version; and, apart from routing, the scheduler hints
+ * ({@link StoredHint}s: opaque values the manager only numbers and versions, kept here so that
+ * they outlive a restart of the stateless scheduler hooks and a manager failover). {@link #apply}
+ * is deterministic: every Ratis peer applies the same commands in the same order and ends in the
+ * same state. Lease <em>deadlines</em> are not here (they are measured by the leader on its own
+ * clock); only their outcome (an {@link MgmtdCommand.Expire}) is.
  *
  * <p>Not thread-safe: {@link MgmtdStateMachine} serialises access and publishes immutable
  * {@link View}s for readers.
@@ -48,16 +53,22 @@ public final class ClusterState {
         public static final View EMPTY = new View(RoutingInfo.EMPTY, Map.of(), Map.of());
     }
 
-    /** What applying a command did. {@code value} is command-specific (a table's new version). */
-    public record Outcome(Status status, String message, long routingVersion, long value) {
+    /**
+     * What applying a command did. {@code value} is command-specific (a table's new version, a
+     * hint's id); {@code version} is the version a hint command left the hint at (0 otherwise).
+     */
+    public record Outcome(Status status, String message, long routingVersion, long value, long version) {
         boolean ok() {
             return status == Status.OK;
         }
     }
 
     private static final int SNAPSHOT_MAGIC = 0x534D4753; // "SMGS"
-    /** 2: the routing part carries the L2 agents (format 1, without them, still reads). */
-    private static final int SNAPSHOT_FORMAT = 2;
+    /**
+     * 3: the scheduler hints follow the local states (format 2, without them, still reads). 2: the
+     * routing part carries the L2 agents (format 1, without them, still reads).
+     */
+    private static final int SNAPSHOT_FORMAT = 3;
 
     private final TreeMap<NodeId, NodeInfo> nodes = new TreeMap<>();
     private final TreeMap<NodeId, NodeMeta> meta = new TreeMap<>();
@@ -67,6 +78,11 @@ public final class ClusterState {
     private final List<ChainTable> tables = new ArrayList<>();
     private long routingVersion;
     private View view = View.EMPTY;
+    private final TreeMap<Long, StoredHint> hints = new TreeMap<>();
+    /** The id the next created hint gets: ids are never reused, so this survives deletes (and snapshots). */
+    private long nextHintId = 1;
+    /** The value bytes of all hints, against {@link StoredHint#MAX_TOTAL_BYTES}. */
+    private long hintBytes;
 
     public View view() {
         return view;
@@ -78,6 +94,8 @@ public final class ClusterState {
             case MgmtdCommand.Report r -> report(r);
             case MgmtdCommand.Expire e -> expire(e);
             case MgmtdCommand.CreateTable t -> createTable(t);
+            case MgmtdCommand.PutHint p -> putHint(p);
+            case MgmtdCommand.DeleteHint d -> deleteHint(d);
         };
         return o;
     }
@@ -238,6 +256,88 @@ public final class ClusterState {
         return done(true, version);
     }
 
+    // ---- scheduler hints: never part of routing, so they never bump the routing version ------
+
+    private Outcome putHint(MgmtdCommand.PutHint p) {
+        int size = p.value().length;
+        String problem = hintValueProblem(size);
+        if (problem != null) {
+            return fail(Status.INVALID_ARGUMENT, problem);
+        }
+        if (p.id() == 0) {
+            if (hints.size() >= StoredHint.MAX_HINTS) {
+                return fail(Status.NO_SPACE, "the cluster manager holds " + hints.size() + " scheduler hints, its limit; delete some first");
+            }
+            if (hintBytes + size > StoredHint.MAX_TOTAL_BYTES) {
+                return fail(Status.NO_SPACE, noRoom(size));
+            }
+            long id = nextHintId++;
+            hints.put(id, new StoredHint(id, 1, p.value()));
+            hintBytes += size;
+            return hintDone(id, 1);
+        }
+        StoredHint old = hints.get(p.id());
+        if (old == null) {
+            return fail(Status.NOT_FOUND, "no hint " + p.id());
+        }
+        if (old.version() != p.expectedVersion()) {
+            return fail(Status.TXN_CONFLICT, "hint " + p.id() + " is at version " + old.version() + ", not " + p.expectedVersion());
+        }
+        if (hintBytes - old.value().length + size > StoredHint.MAX_TOTAL_BYTES) {
+            return fail(Status.NO_SPACE, noRoom(size));
+        }
+        hints.put(old.id(), new StoredHint(old.id(), old.version() + 1, p.value()));
+        hintBytes += size - old.value().length;
+        return hintDone(old.id(), old.version() + 1);
+    }
+
+    private Outcome deleteHint(MgmtdCommand.DeleteHint d) {
+        StoredHint old = hints.get(d.id());
+        if (old == null) {
+            return fail(Status.NOT_FOUND, "no hint " + d.id());
+        }
+        if (d.expectedVersion() != 0 && old.version() != d.expectedVersion()) {
+            return fail(Status.TXN_CONFLICT, "hint " + d.id() + " is at version " + old.version() + ", not " + d.expectedVersion());
+        }
+        hints.remove(old.id());
+        hintBytes -= old.value().length;
+        return hintDone(old.id(), old.version());
+    }
+
+    /** Why a hint value of {@code bytes} cannot be stored, or null if it can (the leader checks before logging a put). */
+    static String hintValueProblem(int bytes) {
+        return bytes > StoredHint.MAX_VALUE_BYTES
+                ? "a hint value of " + bytes + " bytes exceeds the limit of " + StoredHint.MAX_VALUE_BYTES + " bytes"
+                : null;
+    }
+
+    private String noRoom(int bytes) {
+        return "no room for a hint value of " + bytes + " bytes: the cluster manager holds " + hintBytes
+                + " bytes of scheduler hints, its limit is " + StoredHint.MAX_TOTAL_BYTES;
+    }
+
+    private Outcome hintDone(long id, long version) {
+        return new Outcome(Status.OK, "", routingVersion, id, version);
+    }
+
+    /**
+     * The hints with ids from {@code fromId} on, in id order: at most {@code max}, and no more once
+     * their values pass {@code maxBytes} (but always one if there is one). {@code more} when hints
+     * follow the last one returned.
+     */
+    public MgmtdMessage.Hints hints(long fromId, int max, long maxBytes) {
+        List<StoredHint> page = new ArrayList<>();
+        long bytes = 0;
+        for (StoredHint h : hints.tailMap(fromId, true).values()) {
+            if (page.size() >= max || !page.isEmpty() && bytes + h.value().length > maxBytes) {
+                return new MgmtdMessage.Hints(page, true);
+            }
+            page.add(h);
+            bytes += h.value().length;
+        }
+        return new MgmtdMessage.Hints(page, false);
+    }
+
     /** Runs the chain updater on every chain holding one of {@code touched}; unchained targets follow their local state. */
     private boolean updateChainsOf(Set<TargetId> touched) {
         if (touched.isEmpty()) {
@@ -301,11 +401,11 @@ public final class ClusterState {
             routingVersion++;
             publish();
         }
-        return new Outcome(Status.OK, "", routingVersion, value);
+        return new Outcome(Status.OK, "", routingVersion, value, 0);
     }
 
     private Outcome fail(Status s, String message) {
-        return new Outcome(s, message, routingVersion, 0);
+        return new Outcome(s, message, routingVersion, 0, 0);
     }
 
     private void publish() {
@@ -325,7 +425,10 @@ public final class ClusterState {
 
     // ---- snapshots ----------------------------------------------------------------------
 
-    /** Writes the whole state: routing info (RoutingCodec) plus node metadata and local states. */
+    /**
+     * Writes the whole state: routing info (RoutingCodec) plus node metadata and local states,
+     * then the scheduler hints (the next hint id, then each hint in id order).
+     */
     public void encode(ByteBuf out) {
         out.writeInt(SNAPSHOT_MAGIC);
         out.writeInt(SNAPSHOT_FORMAT);
@@ -342,6 +445,9 @@ public final class ClusterState {
             out.writeLong(t.value());
             Wire.writeEnum(out, l);
         });
+        out.writeLong(nextHintId);
+        out.writeInt(hints.size());
+        hints.values().forEach(h -> MgmtdMessages.encodeHint(h, out));
     }
 
     /** Replaces this state with a decoded snapshot. */
@@ -350,7 +456,7 @@ public final class ClusterState {
             throw new Wire.Malformed("not a cluster-manager snapshot");
         }
         int format = Wire.readInt(in, "snapshot format");
-        if (format != SNAPSHOT_FORMAT && format != 1) {
+        if (format < 1 || format > SNAPSHOT_FORMAT) {
             throw new Wire.Malformed("unknown snapshot format " + format);
         }
         // the agents are derived from the node metadata that follows; format 1 did not repeat them
@@ -365,6 +471,20 @@ public final class ClusterState {
         int k = Wire.readCount(in, "local states", 1 << 20, 9);
         for (int i = 0; i < k; i++) {
             l.put(TargetId.of(Wire.readLong(in, "target")), Wire.readEnum(in, LocalState.class, "local state"));
+        }
+        long nextHint = 1;
+        TreeMap<Long, StoredHint> h = new TreeMap<>();
+        long hBytes = 0;
+        if (format >= 3) { // formats 1 and 2 were written before the manager kept hints
+            nextHint = Wire.readLong(in, "next hint id");
+            int count = Wire.readCount(in, "hints", StoredHint.MAX_HINTS, 20);
+            for (int i = 0; i < count; i++) {
+                StoredHint hint = MgmtdMessages.decodeHint(in);
+                if (hint.id() <= 0 || hint.id() >= nextHint || h.put(hint.id(), hint) != null) {
+                    throw new Wire.Malformed("snapshot: hint id " + hint.id() + " is repeated or outside [1, " + nextHint + ")");
+                }
+                hBytes += hint.value().length;
+            }
         }
         if (in.isReadable()) {
             throw new Wire.Malformed("snapshot: " + in.readableBytes() + " bytes left");
@@ -382,6 +502,10 @@ public final class ClusterState {
         tables.clear();
         tables.addAll(r.tables());
         routingVersion = r.version();
+        hints.clear();
+        hints.putAll(h);
+        nextHintId = nextHint;
+        hintBytes = hBytes;
         publish();
     }
 }

@@ -10,9 +10,9 @@ import io.strata.core.rpc.Wire;
 import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.LocalState;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
+import java.util.Objects;
 
 /**
  * The entries of the cluster manager's Ratis log. Each is applied by {@link ClusterState}
@@ -42,6 +42,35 @@ public sealed interface MgmtdCommand {
     record CreateTable(int tableId, int replicas) implements MgmtdCommand {
     }
 
+    /**
+     * Stores a scheduler hint: {@code id} 0 creates one under the next id, a positive {@code id}
+     * replaces that hint's value if it is at {@code expectedVersion} ({@link ClusterState} checks).
+     */
+    record PutHint(long id, long expectedVersion, byte[] value) implements MgmtdCommand {
+        public PutHint {
+            Objects.requireNonNull(value, "value");
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PutHint p && p.id == id && p.expectedVersion == expectedVersion && Arrays.equals(p.value, value);
+        }
+
+        @Override
+        public int hashCode() {
+            return (Long.hashCode(id) * 31 + Long.hashCode(expectedVersion)) * 31 + Arrays.hashCode(value);
+        }
+
+        @Override
+        public String toString() {
+            return "PutHint[id=" + id + ", expectedVersion=" + expectedVersion + ", " + value.length + " bytes]";
+        }
+    }
+
+    /** Deletes a scheduler hint; {@code expectedVersion} 0 deletes whatever its version. */
+    record DeleteHint(long id, long expectedVersion) implements MgmtdCommand {
+    }
+
     static void encode(MgmtdCommand c, ByteBuf out) {
         switch (c) {
             case Register r -> {
@@ -67,6 +96,17 @@ public sealed interface MgmtdCommand {
                 out.writeByte(4);
                 out.writeInt(t.tableId());
                 out.writeByte(t.replicas());
+            }
+            case PutHint p -> {
+                out.writeByte(5);
+                out.writeLong(p.id());
+                out.writeLong(p.expectedVersion());
+                Wire.writeBytes(out, p.value());
+            }
+            case DeleteHint d -> {
+                out.writeByte(6);
+                out.writeLong(d.id());
+                out.writeLong(d.expectedVersion());
             }
         }
     }
@@ -95,6 +135,9 @@ public sealed interface MgmtdCommand {
                 }
                 yield new CreateTable(id, r);
             }
+            case 5 -> new PutHint(Wire.readLong(in, "hint id"), Wire.readLong(in, "expected version"),
+                    Wire.readBytes(in, MgmtdMessages.MAX_PUT_HINT_BYTES, "hint value"));
+            case 6 -> new DeleteHint(Wire.readLong(in, "hint id"), Wire.readLong(in, "expected version"));
             default -> throw new Wire.Malformed("unknown command tag " + tag);
         };
         if (in.isReadable()) {

@@ -3,6 +3,7 @@ package io.strata.mgmtd;
 import io.strata.protocol.mgmtd.MgmtdMessage;
 import io.strata.protocol.mgmtd.MgmtdMessages;
 import io.strata.protocol.mgmtd.NodeRole;
+import io.strata.protocol.mgmtd.StoredHint;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.strata.core.NodeContext;
@@ -19,10 +20,16 @@ import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.TargetInfo;
 import io.strata.protocol.mgmtd.MgmtdMessage.ChainTableCreated;
 import io.strata.protocol.mgmtd.MgmtdMessage.ClusterStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.DeleteHint;
+import io.strata.protocol.mgmtd.MgmtdMessage.GetHints;
 import io.strata.protocol.mgmtd.MgmtdMessage.Heartbeat;
+import io.strata.protocol.mgmtd.MgmtdMessage.HintDeleted;
+import io.strata.protocol.mgmtd.MgmtdMessage.HintPut;
+import io.strata.protocol.mgmtd.MgmtdMessage.Hints;
 import io.strata.protocol.mgmtd.MgmtdMessage.LeaseGranted;
 import io.strata.protocol.mgmtd.MgmtdMessage.NodeStatus;
 import io.strata.protocol.mgmtd.MgmtdMessage.PeerStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.PutHint;
 import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
 import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
 import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
@@ -78,6 +85,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Routing is pushed by long poll: {@link MgmtdMessage.GetRouting} with a wait parks until
  * the applied routing version passes the caller's.
+ *
+ * <p>Scheduler hints are kept for the stateless scheduler hooks: puts and deletes are log
+ * entries like any change (but never wake routing watchers), reads page through the leader's
+ * applied state.
  */
 public final class MgmtdServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MgmtdServer.class);
@@ -140,7 +151,10 @@ public final class MgmtdServer implements AutoCloseable {
                 .handle(MgmtdMessages.HEARTBEAT, req -> heartbeat(req.message()))
                 .handle(MgmtdMessages.GET_ROUTING, req -> getRouting(req.message()))
                 .handle(MgmtdMessages.GET_STATUS, req -> CompletableFuture.completedFuture(Reply.of(status())))
-                .handle(MgmtdMessages.CREATE_CHAIN_TABLE, req -> createTable(req.message()));
+                .handle(MgmtdMessages.CREATE_CHAIN_TABLE, req -> createTable(req.message()))
+                .handle(MgmtdMessages.PUT_HINT, req -> putHint(req.message()))
+                .handle(MgmtdMessages.DELETE_HINT, req -> deleteHint(req.message()))
+                .handle(MgmtdMessages.GET_HINTS, req -> CompletableFuture.completedFuture(Reply.of(getHints(req.message()))));
         try {
             this.rpc = b.bind(new InetSocketAddress(cfg.self().rpc().getHostString(), cfg.self().rpc().getPort()));
         } catch (RuntimeException e) {
@@ -264,6 +278,37 @@ public final class MgmtdServer implements AutoCloseable {
             check(o);
             return Reply.of(new ChainTableCreated(m.tableId(), (int) o.value(), o.routingVersion()));
         });
+    }
+
+    private CompletableFuture<Reply> putHint(PutHint m) {
+        requireLeader();
+        String problem = ClusterState.hintValueProblem(m.value().length);
+        if (problem != null) {
+            throw new StrataException(Status.INVALID_ARGUMENT, problem); // refused before it takes room in the log
+        }
+        return submit(new MgmtdCommand.PutHint(m.id(), m.expectedVersion(), m.value())).thenApply(o -> {
+            check(o);
+            return Reply.of(new HintPut(o.value(), o.version()));
+        });
+    }
+
+    private CompletableFuture<Reply> deleteHint(DeleteHint m) {
+        requireLeader();
+        return submit(new MgmtdCommand.DeleteHint(m.id(), m.expectedVersion())).thenApply(o -> {
+            check(o);
+            return Reply.of(new HintDeleted(o.value()));
+        });
+    }
+
+    private Hints getHints(GetHints m) {
+        requireLeader();
+        int max = Math.clamp(m.max(), 1, MgmtdMessages.MAX_HINTS_PAGE);
+        return sm.read(s -> s.hints(m.fromId(), max, MgmtdMessages.HINTS_PAGE_BYTES));
+    }
+
+    /** Every scheduler hint as this peer has applied them (followers may lag the leader a little). */
+    public List<StoredHint> hints() {
+        return sm.read(s -> s.hints(0, Integer.MAX_VALUE, Long.MAX_VALUE).hints());
     }
 
     /** The cluster as this peer sees it (leader-only over RPC; callable locally on any peer). */

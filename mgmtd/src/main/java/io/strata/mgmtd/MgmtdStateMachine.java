@@ -125,7 +125,7 @@ final class MgmtdStateMachine extends BaseStateMachine {
             } catch (RuntimeException e) {
                 // A bad entry must not stop the log: it is answered with an error on every peer alike.
                 outcome = new ClusterState.Outcome(Status.INVALID_ARGUMENT, "bad command: " + e.getMessage(),
-                        state.view().routing().version(), 0);
+                        state.view().routing().version(), 0, 0);
             }
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
             after = state.view().routing().version() != before ? state.view() : null;
@@ -148,6 +148,7 @@ final class MgmtdStateMachine extends BaseStateMachine {
             Wire.writeString(b, o.message());
             b.writeLong(o.routingVersion());
             b.writeLong(o.value());
+            b.writeLong(o.version());
             byte[] out = new byte[b.readableBytes()];
             b.readBytes(out);
             return out;
@@ -159,6 +160,6 @@ final class MgmtdStateMachine extends BaseStateMachine {
     static ClusterState.Outcome decodeOutcome(ByteString bytes) {
         ByteBuf b = Unpooled.wrappedBuffer(bytes.toByteArray());
         return new ClusterState.Outcome(Status.fromCode(Wire.readU16(b, "status")), Wire.readString(b, 1 << 16, "message"),
-                Wire.readLong(b, "routing version"), Wire.readLong(b, "value"));
+                Wire.readLong(b, "routing version"), Wire.readLong(b, "value"), Wire.readLong(b, "version"));
     }
 }

@@ -27,7 +27,10 @@ class MgmtdCommandTest {
                 new MgmtdCommand.Register(NODE, NodeRole.STORAGE, 9, List.of(TargetId.of(301))),
                 new MgmtdCommand.Report(NodeId.of(3), 9, REPORTS),
                 new MgmtdCommand.Expire(NodeId.of(3), 9),
-                new MgmtdCommand.CreateTable(2, 3));
+                new MgmtdCommand.CreateTable(2, 3),
+                new MgmtdCommand.PutHint(0, 0, new byte[] {'{', '}'}),
+                new MgmtdCommand.PutHint(7, 2, new byte[0]),
+                new MgmtdCommand.DeleteHint(7, 3));
         for (MgmtdCommand c : cmds) {
             ByteBuf b = Unpooled.buffer();
             try {

@@ -4,6 +4,7 @@ import io.strata.placement.ManagerRoutingSource;
 import io.strata.core.util.Eventually;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.protocol.mgmtd.NodeRole;
+import io.strata.protocol.mgmtd.StoredHint;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.core.NodeContext;
@@ -17,6 +18,7 @@ import io.strata.protocol.routing.TargetState;
 import io.strata.protocol.routing.LocalState;
 import io.strata.protocol.mgmtd.TargetReport;
 import io.strata.protocol.mgmtd.MgmtdMessage.*;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -158,6 +160,44 @@ class MgmtdFailoverTest {
             Futures.join(client.call(new Heartbeat(NodeId.of(n), incarnations.get(n), reports), LeaseGranted.class, T, T), T);
         }
         routing.close();
+        client.close();
+    }
+
+    @Test
+    void schedulerHintsSurviveALeaderFailover() throws Exception {
+        List<MgmtdConfig> cfgs = Managers.group(dir, 3, Duration.ofSeconds(30));
+        for (MgmtdConfig c : cfgs) {
+            NodeContext ctx = Managers.ctx(c.id(), StrataClock.system(), 7);
+            contexts.add(ctx);
+            servers.add(MgmtdServer.start(ctx, c));
+        }
+        MgmtdServer first = Eventually.value("a leader", T, this::leader);
+        NodeContext cctx = Managers.ctx("client", StrataClock.system(), 8);
+        contexts.add(cctx);
+        MgmtdClient client = new MgmtdClient(cctx, servers.stream().map(MgmtdServer::rpcAddress).toList());
+        List<StoredHint> put = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            put.add(Futures.join(client.putHintAsync(0, 0, ("{\"job\":\"j" + i + "\"}").getBytes(StandardCharsets.UTF_8)), T));
+        }
+        StoredHint replaced = Futures.join(client.putHintAsync(5, 1, "{\"job\":\"j4\",\"progress\":1}".getBytes(StandardCharsets.UTF_8)), T);
+        put.set(4, replaced);
+        Futures.join(client.deleteHintAsync(20, 1), T);
+        put.remove(19);
+
+        first.close();
+        MgmtdServer second = Eventually.value("a new leader", T, () -> {
+            MgmtdServer l = leader();
+            return l != first ? l : null;
+        });
+        assertThat(second.hints()).isEqualTo(put);
+        assertThat(Futures.join(client.hintsAsync(), T)).isEqualTo(put);
+        assertThat(client.leaderGuess()).isEqualTo(second.rpcAddress());
+        // the new leader goes on: the next id follows the deleted one, versions go on counting
+        StoredHint next = Futures.join(client.putHintAsync(0, 0, "{}".getBytes(StandardCharsets.UTF_8)), T);
+        assertThat(next.id()).isEqualTo(21);
+        assertThat(Futures.join(client.putHintAsync(5, 2, "{}".getBytes(StandardCharsets.UTF_8)), T).version()).isEqualTo(3);
+        MgmtdServer other = servers.stream().filter(s -> s != first && s != second).findFirst().orElseThrow();
+        Eventually.await("follower caught up", T, () -> other.hints().equals(second.hints()));
         client.close();
     }
 

@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -25,6 +26,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class MgmtdClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MgmtdClient.class);
+
+    /** Per attempt and overall, for the hint calls: the budget spans a manager failover (a few seconds). */
+    private static final Duration HINT_ATTEMPT = Duration.ofSeconds(5);
+    private static final Duration HINT_BUDGET = Duration.ofSeconds(30);
 
     private final NodeContext ctx;
     private final RpcClient rpc;
@@ -135,6 +140,59 @@ public final class MgmtdClient implements AutoCloseable {
                 out.completeExceptionally(e);
             }
         });
+    }
+
+    // ---- scheduler hints ----------------------------------------------------------------
+
+    /**
+     * Stores a scheduler hint (see {@link MgmtdMessage.PutHint}): {@code id} 0 creates one,
+     * otherwise the hint's value is replaced if it is at {@code expectedVersion}. Completes with
+     * the hint as stored (its id, new version, and {@code value}, which must not change
+     * afterwards); fails with a {@link StrataException} of status {@code TXN_CONFLICT},
+     * {@code NOT_FOUND}, {@code INVALID_ARGUMENT} or {@code NO_SPACE}.
+     *
+     * <p>Like every write through this client, a put whose answer was lost (a timeout, a dropped
+     * connection, a failover) is sent again, and may then be applied twice: a create makes a
+     * second hint, a replace fails with {@code TXN_CONFLICT} although its value was stored.
+     */
+    public CompletableFuture<StoredHint> putHintAsync(long id, long expectedVersion, byte[] value) {
+        return call(new MgmtdMessage.PutHint(id, expectedVersion, value), MgmtdMessage.HintPut.class, HINT_ATTEMPT, HINT_BUDGET)
+                .thenApply(r -> new StoredHint(r.id(), r.version(), value));
+    }
+
+    /**
+     * Deletes a scheduler hint: unconditionally with {@code expectedVersion} 0, else only at that
+     * version ({@code TXN_CONFLICT}); {@code NOT_FOUND} if there is no such hint.
+     */
+    public CompletableFuture<Void> deleteHintAsync(long id, long expectedVersion) {
+        return call(new MgmtdMessage.DeleteHint(id, expectedVersion), MgmtdMessage.HintDeleted.class, HINT_ATTEMPT, HINT_BUDGET)
+                .thenApply(r -> null);
+    }
+
+    /**
+     * Every scheduler hint, in id order, read page by page from the leader. Each page is read at
+     * its own moment, so hints changed during a long listing may show either value, and a hint
+     * created meanwhile may be missing (ids only grow, so it is never out of order).
+     */
+    public CompletableFuture<List<StoredHint>> hintsAsync() {
+        return hintsFrom(1, new ArrayList<>());
+    }
+
+    private CompletableFuture<List<StoredHint>> hintsFrom(long fromId, List<StoredHint> got) {
+        return call(new MgmtdMessage.GetHints(fromId, MgmtdMessages.MAX_HINTS_PAGE), MgmtdMessage.Hints.class, HINT_ATTEMPT, HINT_BUDGET)
+                .thenCompose(page -> {
+                    got.addAll(page.hints());
+                    if (!page.more() || page.hints().isEmpty()) {
+                        return CompletableFuture.completedFuture(List.copyOf(got));
+                    }
+                    return hintsFrom(page.hints().getLast().id() + 1, got);
+                });
+    }
+
+    /** The scheduler hint {@code id}, or empty if there is none. */
+    public CompletableFuture<Optional<StoredHint>> hintAsync(long id) {
+        return call(new MgmtdMessage.GetHints(id, 1), MgmtdMessage.Hints.class, HINT_ATTEMPT, HINT_BUDGET)
+                .thenApply(page -> page.hints().stream().filter(h -> h.id() == id).findFirst());
     }
 
     @Override

@@ -6,7 +6,9 @@ import io.strata.core.rpc.Message;
 import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.LocalState;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The cluster manager's RPC messages (wire tags 200-299, {@link MgmtdMessages}). Requests that
@@ -76,5 +78,63 @@ public sealed interface MgmtdMessage extends Message {
 
     /** Answer to {@link CreateChainTable}. */
     record ChainTableCreated(int tableId, int version, long routingVersion) implements MgmtdMessage {
+    }
+
+    /**
+     * Stores a scheduler hint ({@link StoredHint}). {@code id} 0 creates a hint under the next id
+     * at version 1 ({@code expectedVersion} is not looked at); a positive {@code id} replaces that
+     * hint's value if it is at {@code expectedVersion} ({@code TXN_CONFLICT} otherwise,
+     * {@code NOT_FOUND} if there is no such hint). Refused with {@code INVALID_ARGUMENT} when the
+     * value exceeds {@link StoredHint#MAX_VALUE_BYTES}, with {@code NO_SPACE} when the store is full.
+     */
+    record PutHint(long id, long expectedVersion, byte[] value) implements MgmtdMessage {
+        public PutHint {
+            Objects.requireNonNull(value, "value");
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PutHint p && p.id == id && p.expectedVersion == expectedVersion && Arrays.equals(p.value, value);
+        }
+
+        @Override
+        public int hashCode() {
+            return (Long.hashCode(id) * 31 + Long.hashCode(expectedVersion)) * 31 + Arrays.hashCode(value);
+        }
+
+        @Override
+        public String toString() {
+            return "PutHint[id=" + id + ", expectedVersion=" + expectedVersion + ", " + value.length + " bytes]";
+        }
+    }
+
+    /** Answer to {@link PutHint}: the hint's id (new if it was created) and its version now. */
+    record HintPut(long id, long version) implements MgmtdMessage {
+    }
+
+    /**
+     * Deletes a scheduler hint: unconditionally with {@code expectedVersion} 0, otherwise only if
+     * it is at that version ({@code TXN_CONFLICT}); {@code NOT_FOUND} if there is no such hint.
+     */
+    record DeleteHint(long id, long expectedVersion) implements MgmtdMessage {
+    }
+
+    /** Answer to {@link DeleteHint}. */
+    record HintDeleted(long id) implements MgmtdMessage {
+    }
+
+    /**
+     * Reads the scheduler hints with ids from {@code fromId} on, in id order: at most {@code max}
+     * (the manager caps it at {@link MgmtdMessages#MAX_HINTS_PAGE}, and ends a page early once its
+     * values pass {@link MgmtdMessages#HINTS_PAGE_BYTES}).
+     */
+    record GetHints(long fromId, int max) implements MgmtdMessage {
+    }
+
+    /** Answer to {@link GetHints}; {@code more} when hints follow the last one. */
+    record Hints(List<StoredHint> hints, boolean more) implements MgmtdMessage {
+        public Hints {
+            hints = List.copyOf(hints);
+        }
     }
 }

@@ -14,10 +14,16 @@ import io.strata.protocol.mgmtd.MgmtdMessage.ClusterStatus;
 import io.strata.protocol.mgmtd.MgmtdMessage.CreateChainTable;
 import io.strata.protocol.mgmtd.MgmtdMessage.GetRouting;
 import io.strata.protocol.mgmtd.MgmtdMessage.GetStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.DeleteHint;
+import io.strata.protocol.mgmtd.MgmtdMessage.GetHints;
 import io.strata.protocol.mgmtd.MgmtdMessage.Heartbeat;
+import io.strata.protocol.mgmtd.MgmtdMessage.HintDeleted;
+import io.strata.protocol.mgmtd.MgmtdMessage.HintPut;
+import io.strata.protocol.mgmtd.MgmtdMessage.Hints;
 import io.strata.protocol.mgmtd.MgmtdMessage.LeaseGranted;
 import io.strata.protocol.mgmtd.MgmtdMessage.NodeStatus;
 import io.strata.protocol.mgmtd.MgmtdMessage.PeerStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.PutHint;
 import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
 import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
 import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
@@ -31,6 +37,20 @@ import java.util.LinkedHashMap;
 public final class MgmtdMessages {
     /** Most targets one node registers or reports. */
     public static final int MAX_TARGETS = 4096;
+    /** Most hints one {@link Hints} page carries. */
+    public static final int MAX_HINTS_PAGE = 1024;
+    /**
+     * The value bytes after which the manager ends a {@link Hints} page (a page always carries at
+     * least one hint): a full page stays well inside the default RPC body limit (1 MiB).
+     */
+    public static final int HINTS_PAGE_BYTES = 512 * 1024;
+    /**
+     * Largest hint value a {@link PutHint} (or the manager's log entry) decodes: above what the
+     * manager stores ({@link StoredHint#MAX_VALUE_BYTES}), so that an oversized value reaches the
+     * manager and is refused with {@code INVALID_ARGUMENT} naming its size rather than failing to
+     * decode. The RPC body limit bounds it as well.
+     */
+    public static final int MAX_PUT_HINT_BYTES = 1 << 20;
 
     public static final MessageType<RegisterNode> REGISTER_NODE = MessageType.of(200, RegisterNode.class,
             (m, out) -> {
@@ -101,8 +121,53 @@ public final class MgmtdMessages {
             in -> new ChainTableCreated(Wire.readInt(in, "table id", 1, Integer.MAX_VALUE),
                     Wire.readInt(in, "table version", 1, Integer.MAX_VALUE), Wire.readLong(in, "routing version")));
 
+    public static final MessageType<PutHint> PUT_HINT = MessageType.of(209, PutHint.class,
+            (m, out) -> {
+                out.writeLong(m.id());
+                out.writeLong(m.expectedVersion());
+                Wire.writeBytes(out, m.value());
+            },
+            in -> new PutHint(Wire.readLong(in, "hint id"), Wire.readLong(in, "expected version"),
+                    Wire.readBytes(in, MAX_PUT_HINT_BYTES, "hint value")));
+    public static final MessageType<HintPut> HINT_PUT = MessageType.of(210, HintPut.class,
+            (m, out) -> {
+                out.writeLong(m.id());
+                out.writeLong(m.version());
+            },
+            in -> new HintPut(Wire.readLong(in, "hint id"), Wire.readLong(in, "hint version")));
+    public static final MessageType<DeleteHint> DELETE_HINT = MessageType.of(211, DeleteHint.class,
+            (m, out) -> {
+                out.writeLong(m.id());
+                out.writeLong(m.expectedVersion());
+            },
+            in -> new DeleteHint(Wire.readLong(in, "hint id"), Wire.readLong(in, "expected version")));
+    public static final MessageType<HintDeleted> HINT_DELETED = MessageType.of(212, HintDeleted.class,
+            (m, out) -> out.writeLong(m.id()),
+            in -> new HintDeleted(Wire.readLong(in, "hint id")));
+    public static final MessageType<GetHints> GET_HINTS = MessageType.of(213, GetHints.class,
+            (m, out) -> {
+                out.writeLong(m.fromId());
+                out.writeInt(m.max());
+            },
+            in -> new GetHints(Wire.readLong(in, "from id"), Wire.readInt(in, "max hints")));
+    public static final MessageType<Hints> HINTS = MessageType.of(214, Hints.class,
+            (m, out) -> {
+                out.writeInt(m.hints().size());
+                m.hints().forEach(h -> encodeHint(h, out));
+                Wire.writeBool(out, m.more());
+            },
+            in -> {
+                int n = Wire.readCount(in, "hints", MAX_HINTS_PAGE, 20);
+                List<StoredHint> hints = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    hints.add(decodeHint(in));
+                }
+                return new Hints(hints, Wire.readBool(in, "more"));
+            });
+
     public static final List<MessageType<?>> TYPES = List.of(REGISTER_NODE, LEASE_GRANTED, HEARTBEAT, GET_ROUTING, ROUTING_REPLY,
-            GET_STATUS, CLUSTER_STATUS, CREATE_CHAIN_TABLE, CHAIN_TABLE_CREATED);
+            GET_STATUS, CLUSTER_STATUS, CREATE_CHAIN_TABLE, CHAIN_TABLE_CREATED, PUT_HINT, HINT_PUT, DELETE_HINT, HINT_DELETED,
+            GET_HINTS, HINTS);
 
     /** What a cluster manager speaks: the core messages (ping) and the manager messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
@@ -160,6 +225,18 @@ public final class MgmtdMessages {
             targets.add(new TargetStatus(TargetId.of(Wire.readLong(in, "target")), Wire.readEnum(in, LocalState.class, "local state")));
         }
         return new ClusterStatus(routing, peers, nodes, targets);
+    }
+
+    /** A hint as {@link Hints} and the manager's snapshot carry it: u64 id, u64 version, u32 length + value. */
+    public static void encodeHint(StoredHint h, ByteBuf out) {
+        out.writeLong(h.id());
+        out.writeLong(h.version());
+        Wire.writeBytes(out, h.value());
+    }
+
+    public static StoredHint decodeHint(ByteBuf in) {
+        return new StoredHint(Wire.readLong(in, "hint id"), Wire.readLong(in, "hint version"),
+                Wire.readBytes(in, StoredHint.MAX_VALUE_BYTES, "hint value"));
     }
 
     public static void encodeNode(NodeInfo n, ByteBuf out) {

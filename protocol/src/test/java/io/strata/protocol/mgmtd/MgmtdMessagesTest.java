@@ -12,6 +12,7 @@ import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Wire;
 import io.strata.core.ChainId;
+import io.strata.protocol.TagRange;
 import io.strata.protocol.routing.AgentInfo;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.ChainTable;
@@ -21,6 +22,7 @@ import io.strata.protocol.routing.TargetState;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.LocalState;
 import io.strata.protocol.mgmtd.MgmtdMessage.*;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -44,13 +46,19 @@ class MgmtdMessagesTest {
                                 new NodeStatus(NodeId.of(2), NodeRole.META, 6, false, -1)),
                         List.of(new TargetStatus(TargetId.of(101), LocalState.ONLINE))),
                 new CreateChainTable(1, 3),
-                new ChainTableCreated(1, 2, 40));
+                new ChainTableCreated(1, 2, 40),
+                new PutHint(0, 0, "{\"job\":\"train-7\"}".getBytes(StandardCharsets.UTF_8)),
+                new HintPut(12, 3),
+                new DeleteHint(12, 3),
+                new HintDeleted(12),
+                new GetHints(1, MgmtdMessages.MAX_HINTS_PAGE),
+                new Hints(List.of(new StoredHint(1, 1, new byte[] {1, 2, 3}), new StoredHint(5, 9, new byte[0])), true));
     }
 
     @Test
     void everyMessageRoundTripsAndRejectsEveryTruncation() {
         Protocol p = MgmtdMessages.PROTOCOL;
-        assertThat(MgmtdMessages.TYPES).allSatisfy(t -> assertThat(t.tag()).isBetween(200, 299));
+        TagRange.MGMTD.check(MgmtdMessages.TYPES);
         assertThat(samples()).hasSize(MgmtdMessages.TYPES.size());
         for (Message m : samples()) {
             MessageType<?> t = p.typeOf(m);
@@ -88,9 +96,25 @@ class MgmtdMessagesTest {
             b.setLong(0, 0);
             assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.LEASE_GRANTED, b.duplicate()))
                     .isInstanceOf(Wire.Malformed.class);
+            b.clear();
+            MgmtdMessages.HINTS.encode(new Hints(List.of(new StoredHint(1, 1, new byte[1])), false), b);
+            b.setInt(4 + 8 + 8, StoredHint.MAX_VALUE_BYTES + 1); // the hint's value length
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.HINTS, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class).hasMessageContaining("hint value");
         } finally {
             b.release();
         }
+    }
+
+    @Test
+    void hintsCompareTheirValuesByContent() {
+        assertThat(new StoredHint(3, 2, new byte[] {7, 8})).isEqualTo(new StoredHint(3, 2, new byte[] {7, 8}))
+                .hasSameHashCodeAs(new StoredHint(3, 2, new byte[] {7, 8}))
+                .isNotEqualTo(new StoredHint(3, 2, new byte[] {7, 9}))
+                .isNotEqualTo(new StoredHint(3, 3, new byte[] {7, 8}))
+                .hasToString("StoredHint[id=3, version=2, 2 bytes]");
+        assertThat(new PutHint(0, 0, new byte[] {1})).isEqualTo(new PutHint(0, 0, new byte[] {1}))
+                .isNotEqualTo(new PutHint(0, 0, new byte[] {2}));
     }
 
     /** Two nodes, two targets (one syncing), one chain of both, one table: as a manager would publish it. */
