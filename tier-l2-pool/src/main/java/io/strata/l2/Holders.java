@@ -1,10 +1,13 @@
 package io.strata.l2;
 
 import io.strata.core.NodeId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
 import io.strata.placement.L2Placement;
 import io.strata.protocol.meta.Staging;
 import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.RoutingInfo;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -38,6 +41,20 @@ public final class Holders {
         return ids(L2Placement.rank(s.inode().value(), index, agents(s)));
     }
 
+    /**
+     * Where a prefetch puts chunk {@code index} of a file that is not staged, and where its
+     * readers look ({@link io.strata.core.tier.CachedCopies}): {@code agents} (node ids, in any
+     * order) best first for the chunk, by the placement function's ranking. A prefetch puts the
+     * chunk on the first; a reader tries the first two that serve.
+     */
+    public static List<Integer> cachedRanking(long inode, int index, List<Integer> agents) {
+        List<L2Placement.Agent> candidates = new ArrayList<>(agents.size());
+        for (int a : agents) {
+            candidates.add(new L2Placement.Agent(NodeId.of(a), "agent-" + a)); // the ranking ignores domains
+        }
+        return ids(L2Placement.rank(inode, index, candidates));
+    }
+
     /** The candidates to propose for a new epoch: the agents serving in {@code r}. */
     public static List<Staging.Candidate> candidates(RoutingInfo r) {
         List<Staging.Candidate> out = new ArrayList<>();
@@ -56,6 +73,12 @@ public final class Holders {
     /** The agent's node, if routing knows it. */
     public static Optional<NodeInfo> node(RoutingInfo r, int id) {
         return Optional.ofNullable(r.nodes().get(NodeId.of(id)));
+    }
+
+    /** The RPC address of agent {@code id}; NOT_SERVING when routing does not know it. */
+    public static InetSocketAddress address(RoutingInfo r, int id) {
+        return node(r, id).orElseThrow(() -> new StrataException(Status.NOT_SERVING, "L2 agent " + id + " is not in routing v"
+                + r.version())).address();
     }
 
     private static List<L2Placement.Agent> agents(Staging s) {

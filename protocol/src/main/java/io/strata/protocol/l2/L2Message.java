@@ -104,6 +104,33 @@ public sealed interface L2Message extends Message {
     record Warmed(boolean fetched, long bytes) implements L2Message {
     }
 
+    /**
+     * A prefetch planner to an agent: have a copy of the chunk and pin it for {@code owner} (a
+     * scheduler's hint) until {@link Unpin}. Epoch 0 is a chunk of a file never staged: the agent
+     * keeps a copy of the file's data version {@code version} (its sequence), reading the chunk
+     * from L3 when it has none at that version; a staged chunk is fetched with its staging epoch
+     * and warmed as by {@link Warm} ({@code version} unused). {@code holders} are kept with the
+     * copy: a staged chunk's holders; for epoch 0, the agents the file's copies were placed among
+     * (or none).
+     */
+    record Fetch(ChunkRef chunk, long epoch, long version, List<Integer> holders, long owner) implements L2Message {
+        public Fetch {
+            holders = List.copyOf(holders);
+        }
+    }
+
+    /** The copy is there and pinned: {@code fromL3} when {@code bytes} were read from L3 now, else it was already. */
+    record Fetched(boolean fromL3, long bytes) implements L2Message {
+    }
+
+    /** A prefetch planner to an agent: drop every pin {@code owner} holds here (the copies become evictable). */
+    record Unpin(long owner) implements L2Message {
+    }
+
+    /** The pins removed: one per chunk the owner had pinned here. */
+    record Unpinned(long chunks) implements L2Message {
+    }
+
     /** A plain acknowledgement. */
     record Ack() implements L2Message {
     }
@@ -116,12 +143,13 @@ public sealed interface L2Message extends Message {
      * What an agent holds: capacity and used bytes of its store, staged (not yet durable in L3)
      * and cached (drained, evictable) bytes and chunks, bytes drained and the current drain rate,
      * the drain lag (seconds since the oldest undrained update was acknowledged), writes refused
-     * for lack of room (the client wrote those through to L3) and evictions; whether it is fenced,
-     * and whether its disk failed (it then takes no new copies until it is restarted).
+     * for lack of room (a writer wrote those through to L3) and evictions; whether it is fenced,
+     * and whether its disk failed (it then takes no new copies until it is restarted); the
+     * chunks and bytes pinned by prefetch hints, and the chunks and bytes {@link Fetch} read from L3.
      */
     record Status(long capacityBytes, long usedBytes, long stagedBytes, long stagedChunks, long cachedBytes, long cachedChunks,
                   long drainedBytes, long drainBytesPerSecond, double drainLagSeconds, long refusedFull, long evictions, boolean fenced,
-                  boolean diskFailed)
+                  boolean diskFailed, long pinnedChunks, long pinnedBytes, long prefetchFetches, long prefetchBytes)
             implements L2Message {
     }
 }

@@ -8,6 +8,8 @@ import io.strata.core.rpc.Wire;
 import io.strata.protocol.l2.L2Message.Ack;
 import io.strata.protocol.l2.L2Message.Chunks;
 import io.strata.protocol.l2.L2Message.Drained;
+import io.strata.protocol.l2.L2Message.Fetch;
+import io.strata.protocol.l2.L2Message.Fetched;
 import io.strata.protocol.l2.L2Message.Forward;
 import io.strata.protocol.l2.L2Message.Forwarded;
 import io.strata.protocol.l2.L2Message.GetStatus;
@@ -17,6 +19,8 @@ import io.strata.protocol.l2.L2Message.ReadDone;
 import io.strata.protocol.l2.L2Message.Status;
 import io.strata.protocol.l2.L2Message.Sync;
 import io.strata.protocol.l2.L2Message.Synced;
+import io.strata.protocol.l2.L2Message.Unpin;
+import io.strata.protocol.l2.L2Message.Unpinned;
 import io.strata.protocol.l2.L2Message.Write;
 import io.strata.protocol.l2.L2Message.Warm;
 import io.strata.protocol.l2.L2Message.Warmed;
@@ -123,12 +127,14 @@ public final class L2Messages {
                 out.writeDouble(m.drainLagSeconds()).writeLong(m.refusedFull()).writeLong(m.evictions());
                 Wire.writeBool(out, m.fenced());
                 Wire.writeBool(out, m.diskFailed());
+                out.writeLong(m.pinnedChunks()).writeLong(m.pinnedBytes()).writeLong(m.prefetchFetches()).writeLong(m.prefetchBytes());
             },
             in -> new Status(Wire.readLong(in, "capacity"), Wire.readLong(in, "used"), Wire.readLong(in, "staged bytes"),
                     Wire.readLong(in, "staged chunks"), Wire.readLong(in, "cached bytes"), Wire.readLong(in, "cached chunks"),
                     Wire.readLong(in, "drained bytes"), Wire.readLong(in, "drain rate"), readDouble(in, "drain lag"),
                     Wire.readLong(in, "refused"), Wire.readLong(in, "evictions"), Wire.readBool(in, "fenced"),
-                    Wire.readBool(in, "disk failed")));
+                    Wire.readBool(in, "disk failed"), Wire.readLong(in, "pinned chunks"), Wire.readLong(in, "pinned bytes"),
+                    Wire.readLong(in, "prefetch fetches"), Wire.readLong(in, "prefetch bytes")));
 
     public static final MessageType<Warm> WARM = MessageType.of(414, Warm.class,
             (m, out) -> {
@@ -154,8 +160,43 @@ public final class L2Messages {
             },
             in -> new Warmed(Wire.readBool(in, "fetched"), Wire.readLong(in, "bytes")));
 
+    public static final MessageType<Fetch> FETCH = MessageType.of(416, Fetch.class,
+            (m, out) -> {
+                m.chunk().encode(out);
+                out.writeLong(m.epoch()).writeLong(m.version());
+                out.writeByte(m.holders().size());
+                m.holders().forEach(out::writeInt);
+                out.writeLong(m.owner());
+            },
+            in -> {
+                ChunkRef c = ChunkRef.decode(in);
+                long epoch = Wire.readLong(in, "epoch");
+                long version = Wire.readLong(in, "version");
+                int n = Wire.readU8(in, "holder count");
+                if (n > MAX_HOLDERS) {
+                    throw new Wire.Malformed("holder count " + n + " out of range [0, " + MAX_HOLDERS + "]");
+                }
+                List<Integer> hs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    hs.add(Wire.readInt(in, "holder", 1, Integer.MAX_VALUE));
+                }
+                return new Fetch(c, epoch, version, hs, Wire.readLong(in, "owner"));
+            });
+    public static final MessageType<Fetched> FETCHED = MessageType.of(417, Fetched.class,
+            (m, out) -> {
+                Wire.writeBool(out, m.fromL3());
+                out.writeLong(m.bytes());
+            },
+            in -> new Fetched(Wire.readBool(in, "from L3"), Wire.readLong(in, "bytes")));
+    public static final MessageType<Unpin> UNPIN = MessageType.of(418, Unpin.class,
+            (m, out) -> out.writeLong(m.owner()),
+            in -> new Unpin(Wire.readLong(in, "owner")));
+    public static final MessageType<Unpinned> UNPINNED = MessageType.of(419, Unpinned.class,
+            (m, out) -> out.writeLong(m.chunks()),
+            in -> new Unpinned(Wire.readLong(in, "chunks")));
+
     public static final List<MessageType<?>> TYPES = List.of(WRITE, WRITTEN, FORWARD, FORWARDED, READ, READ_DONE, SYNC, SYNCED,
-            LIST_CHUNKS, CHUNKS, DRAINED, ACK, GET_STATUS, STATUS, WARM, WARMED);
+            LIST_CHUNKS, CHUNKS, DRAINED, ACK, GET_STATUS, STATUS, WARM, WARMED, FETCH, FETCHED, UNPIN, UNPINNED);
 
     /** What an L2 agent speaks: the core messages (ping) and the L2 messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);

@@ -42,10 +42,18 @@ class L2MessagesTest {
                 new L2Message.Drained(REF, 11),
                 new L2Message.Ack(),
                 new L2Message.GetStatus(),
-                new L2Message.Status(1L << 40, 1L << 30, 1 << 20, 4, 2 << 20, 8, 1L << 33, 300 << 20, 1.5, 2, 3, false, true),
+                new L2Message.Status(1L << 40, 1L << 30, 1 << 20, 4, 2 << 20, 8, 1L << 33, 300 << 20, 1.5, 2, 3, false, true, 5, 5 << 20, 7,
+                        7 << 20),
                 new L2Message.Warm(REF, 4, List.of(21, 22)),
                 new L2Message.Warmed(true, 1 << 20),
-                new L2Message.Warmed(false, 0));
+                new L2Message.Warmed(false, 0),
+                new L2Message.Fetch(REF, 0, 42, List.of(21), Long.MIN_VALUE),
+                new L2Message.Fetch(REF, 3, 0, List.of(), 9),
+                new L2Message.Fetch(REF, 2, 0, List.of(21, 22, 23, 24, 25, 26, 27, 28), -1),
+                new L2Message.Fetched(true, 1 << 22),
+                new L2Message.Fetched(false, 0),
+                new L2Message.Unpin(Long.MAX_VALUE),
+                new L2Message.Unpinned(12));
     }
 
     static ByteBuf encode(Message m) {
@@ -109,6 +117,13 @@ class L2MessagesTest {
             assertThatThrownBy(() -> L2Messages.PROTOCOL.decode(L2Messages.WRITE, b)).hasMessageContaining("holder count 0");
         } finally {
             b.release();
+        }
+        ByteBuf f = encode(new L2Message.Fetch(REF, 0, 1, List.of(), 5));
+        try {
+            f.setByte(f.writerIndex() - 9, L2Messages.MAX_HOLDERS + 1); // the holder count, before the owner
+            assertThatThrownBy(() -> L2Messages.PROTOCOL.decode(L2Messages.FETCH, f)).hasMessageContaining("holder count 9");
+        } finally {
+            f.release();
         }
     }
 

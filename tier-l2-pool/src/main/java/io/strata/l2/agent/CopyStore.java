@@ -51,12 +51,20 @@ import org.slf4j.LoggerFactory;
  * open (a power loss before its first sync) is forgotten; files no record names are deleted.
  *
  * <p>Space: each present copy reserves its full chunk size. {@link #admit} makes room for a new
- * copy by evicting drained copies, least recently used first (undrained copies are never
- * evicted), or refuses when the store is full of undrained ones.
+ * copy by evicting drained copies, least recently used first (undrained and pinned copies are
+ * never evicted), or refuses when the store is full of those.
+ *
+ * <p>Pins: a prefetch hint's owner pins the copies fetched for it ({@link #pinIfPresent},
+ * {@link #recordPinned}); a chunk may be pinned by several owners. The relation is kept in both
+ * directions in memory and in database {@code pins} (key: owner, inode, index), loaded at open.
+ * {@link #unpin} drops one owner's pins; a copy dropped, or replaced by a copy of another epoch
+ * (a staged write over a prefetched copy), loses its pins.
  */
 final class CopyStore implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CopyStore.class);
     private static final int KEY_BYTES = 12;
+    private static final int PIN_KEY_BYTES = 8 + KEY_BYTES;
+    private static final ByteBuffer PIN_VALUE = ByteBuffer.allocateDirect(1).put(0, (byte) 1);
 
     /** A chunk: inode and index. Ordered by inode, then index. */
     record Key(long inode, int index) implements Comparable<Key> {
@@ -75,6 +83,7 @@ final class CopyStore implements AutoCloseable {
     private final StoreDir dir;
     private final IndexEnv env;
     private final Dbi<ByteBuffer> db;
+    private final Dbi<ByteBuffer> pinsDb;
     private final Path chunks;
     private final SpaceBudget budget;
     private final ConcurrentSkipListMap<Key, Copy> copies = new ConcurrentSkipListMap<>();
@@ -86,6 +95,9 @@ final class CopyStore implements AutoCloseable {
     private volatile Executor syncBehind;
     private final AtomicLong reserved = new AtomicLong();
     private final AtomicLong evictions = new AtomicLong();
+    /** Pins, both ways: the chunks each owner pinned, the owners pinning each chunk. Changed under this store's lock. */
+    private final Map<Long, Set<Key>> pinsByOwner = new ConcurrentHashMap<>();
+    private final Map<Key, Set<Long>> pinsByChunk = new ConcurrentHashMap<>();
     private final LongSupplier nowMillis;
     private volatile String failure;
 
@@ -93,6 +105,7 @@ final class CopyStore implements AutoCloseable {
         this.dir = dir;
         this.env = env;
         this.db = env.db("copies");
+        this.pinsDb = env.db("pins");
         this.chunks = dir.path().resolve("chunks");
         this.budget = budget;
         this.nowMillis = nowMillis;
@@ -148,6 +161,32 @@ final class CopyStore implements AutoCloseable {
             }
         }
         sweepOrphans();
+        loadPins();
+    }
+
+    /** Loads the pins; a pin of a chunk with no present copy (forgotten above) is deleted. */
+    private void loadPins() {
+        List<ByteBuffer> stale = new ArrayList<>();
+        try (Txn<ByteBuffer> txn = env.txnRead(); CursorIterable<ByteBuffer> it = pinsDb.iterate(txn)) {
+            for (CursorIterable.KeyVal<ByteBuffer> kv : it) {
+                ByteBuffer b = kv.key();
+                long owner = b.getLong(0);
+                Key k = new Key(b.getLong(8), b.getInt(16));
+                Copy c = copies.get(k);
+                if (c == null || !c.present()) {
+                    stale.add(pinKey(owner, k));
+                    continue;
+                }
+                pinsByOwner.computeIfAbsent(owner, o -> ConcurrentHashMap.newKeySet()).add(k);
+                pinsByChunk.computeIfAbsent(k, x -> ConcurrentHashMap.newKeySet()).add(owner);
+            }
+        }
+        if (!stale.isEmpty()) {
+            try (Txn<ByteBuffer> txn = env.txnWrite()) {
+                stale.forEach(key -> pinsDb.delete(txn, key));
+                txn.commit();
+            }
+        }
     }
 
     /** Deletes chunk files no present copy names (a crash between creating a file and recording it). */
@@ -206,7 +245,10 @@ final class CopyStore implements AutoCloseable {
         return copies.subMap(new Key(inode, fromIndex), true, new Key(inode, Integer.MAX_VALUE), true);
     }
 
-    /** Records {@code c} for {@code k} (in memory, and in the index without a sync). */
+    /**
+     * Records {@code c} for {@code k} (in memory, and in the index without a sync). A copy of
+     * another epoch replacing the chunk's copy takes none of its pins.
+     */
     void record(Key k, Copy c) {
         Copy old = copies.put(k, c);
         long delta = (c.present() ? c.chunkSize() : 0) - (old != null && old.present() ? old.chunkSize() : 0);
@@ -215,12 +257,21 @@ final class CopyStore implements AutoCloseable {
         synchronized (this) {
             try (Txn<ByteBuffer> txn = env.txnWrite()) {
                 db.put(txn, key(k), encode(c));
+                if (old != null && old.epoch() != c.epoch()) {
+                    unpinChunk(txn, k);
+                }
                 txn.commit();
             }
         }
     }
 
-    /** Forgets the chunk and deletes its file. */
+    /** Records {@code c} (present) for {@code k} and pins it for {@code owner}, before any eviction can take it. */
+    synchronized void recordPinned(Key k, Copy c, long owner) {
+        record(k, c);
+        pin(k, owner);
+    }
+
+    /** Forgets the chunk, its pins and its file. */
     void drop(Key k) {
         Copy old = copies.remove(k);
         lastUsed.remove(k);
@@ -232,6 +283,7 @@ final class CopyStore implements AutoCloseable {
         synchronized (this) {
             try (Txn<ByteBuffer> txn = env.txnWrite()) {
                 db.delete(txn, key(k));
+                unpinChunk(txn, k);
                 txn.commit();
             }
         }
@@ -244,6 +296,80 @@ final class CopyStore implements AutoCloseable {
         } catch (IOException e) {
             LOG.warn("{}: cannot delete {}: {}", dir.path(), file(k), e.toString());
         }
+    }
+
+    // ---- pins ----
+
+    /** Pins the chunk's copy for {@code owner} if the copy is present (an eviction may just have taken it); whether it is. */
+    synchronized boolean pinIfPresent(Key k, long owner) {
+        Copy c = copies.get(k);
+        if (c == null || !c.present()) {
+            return false;
+        }
+        pin(k, owner);
+        return true;
+    }
+
+    private void pin(Key k, long owner) {
+        if (!pinsByOwner.computeIfAbsent(owner, o -> ConcurrentHashMap.newKeySet()).add(k)) {
+            return;
+        }
+        pinsByChunk.computeIfAbsent(k, x -> ConcurrentHashMap.newKeySet()).add(owner);
+        try (Txn<ByteBuffer> txn = env.txnWrite()) {
+            pinsDb.put(txn, pinKey(owner, k), PIN_VALUE.duplicate());
+            txn.commit();
+        }
+    }
+
+    /** Drops every pin of {@code owner}; how many there were. Its copies stay, evictable unless another owner pins them. */
+    synchronized long unpin(long owner) {
+        Set<Key> mine = pinsByOwner.remove(owner);
+        if (mine == null) {
+            return 0;
+        }
+        try (Txn<ByteBuffer> txn = env.txnWrite()) {
+            for (Key k : mine) {
+                pinsDb.delete(txn, pinKey(owner, k));
+                Set<Long> owners = pinsByChunk.get(k);
+                if (owners != null) {
+                    owners.remove(owner);
+                    if (owners.isEmpty()) {
+                        pinsByChunk.remove(k);
+                    }
+                }
+            }
+            txn.commit();
+        }
+        return mine.size();
+    }
+
+    /** Drops every pin of chunk {@code k} within {@code txn} (the caller holds this store's lock). */
+    private void unpinChunk(Txn<ByteBuffer> txn, Key k) {
+        Set<Long> owners = pinsByChunk.remove(k);
+        if (owners == null) {
+            return;
+        }
+        for (long owner : owners) {
+            pinsDb.delete(txn, pinKey(owner, k));
+            Set<Key> theirs = pinsByOwner.get(owner);
+            if (theirs != null) {
+                theirs.remove(k);
+                if (theirs.isEmpty()) {
+                    pinsByOwner.remove(owner);
+                }
+            }
+        }
+    }
+
+    /** Whether some owner pins the chunk's copy. */
+    boolean pinned(Key k) {
+        Set<Long> owners = pinsByChunk.get(k);
+        return owners != null && !owners.isEmpty();
+    }
+
+    /** The pinned chunks (a live view). */
+    Set<Key> pinnedChunks() {
+        return pinsByChunk.keySet();
     }
 
     // ---- space ----
@@ -262,8 +388,8 @@ final class CopyStore implements AutoCloseable {
     }
 
     /**
-     * Makes room for {@code bytes} more, evicting drained copies least recently used first;
-     * false when only undrained copies are left to evict.
+     * Makes room for {@code bytes} more, evicting drained copies no owner pins, least recently
+     * used first; false when only undrained or pinned copies are left to evict.
      */
     synchronized boolean admit(long bytes) {
         while (true) {
@@ -272,7 +398,7 @@ final class CopyStore implements AutoCloseable {
                 return true;
             }
             Key victim = copies.entrySet().stream()
-                    .filter(e -> e.getValue().present() && !e.getValue().undrained())
+                    .filter(e -> e.getValue().present() && !e.getValue().undrained() && !pinned(e.getKey()))
                     .min(Comparator.comparingLong(e -> lastUsed.getOrDefault(e.getKey(), 0L)))
                     .map(Map.Entry::getKey).orElse(null);
             if (victim == null) {
@@ -440,6 +566,13 @@ final class CopyStore implements AutoCloseable {
     private static ByteBuffer key(Key k) {
         ByteBuffer b = ByteBuffer.allocateDirect(KEY_BYTES);
         b.putLong(0, k.inode()).putInt(8, k.index());
+        return b;
+    }
+
+    /** A pin's key: owner, inode, index. Its value is one byte, {@link #PIN_VALUE}: the key is the pin. */
+    private static ByteBuffer pinKey(long owner, Key k) {
+        ByteBuffer b = ByteBuffer.allocateDirect(PIN_KEY_BYTES);
+        b.putLong(0, owner).putLong(8, k.inode()).putInt(16, k.index());
         return b;
     }
 

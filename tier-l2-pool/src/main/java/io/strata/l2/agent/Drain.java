@@ -57,7 +57,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>When nothing of a file is left undrained here, the pass checks every published chunk's
  * holders and reports the record's publish durable (or draining) to the meta service. A file the
- * meta service no longer knows (unlinked, destroyed) loses its copies here.
+ * meta service no longer knows (unlinked, destroyed) loses its copies here, and their pins.
  */
 final class Drain implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Drain.class);
@@ -178,7 +178,7 @@ final class Drain implements AutoCloseable {
                 break;
             }
             sweepFrom = inode;
-            if (stagingOf(inode).isEmpty()) {
+            if (gone(inode)) {
                 for (Key k : new ArrayList<>(agent.store().ofInode(inode, 0).keySet())) {
                     agent.store().drop(k);
                 }
@@ -292,6 +292,30 @@ final class Drain implements AutoCloseable {
             did |= report(s);
         }
         return did;
+    }
+
+    /**
+     * Whether the meta service no longer knows the file: it has no staging record and, when this
+     * agent holds prefetched copies of it (epoch 0: a file that need never have been staged), no
+     * inode either.
+     */
+    private boolean gone(long inode) {
+        if (stagingOf(inode).isPresent()) {
+            return false;
+        }
+        boolean prefetched = agent.store().ofInode(inode, 0).values().stream().anyMatch(c -> c.epoch() == 0);
+        if (!prefetched) {
+            return true;
+        }
+        try {
+            Futures.join(meta.getattrAsync(Caller.ROOT, InodeId.of(inode)), Duration.ofSeconds(30));
+            return false;
+        } catch (StrataException e) {
+            if (e.status() == Status.NOT_FOUND || e.status() == Status.STALE_HANDLE) {
+                return true;
+            }
+            throw e;
+        }
     }
 
     private Optional<Staging> stagingOf(long inode) {

@@ -21,6 +21,7 @@ import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.QosClass;
 import io.strata.core.tier.Tier;
 import io.strata.core.util.Crc32c;
+import io.strata.core.util.RateLimiter;
 import io.strata.l2.Holders;
 import io.strata.l2.agent.CopyStore.Key;
 import io.strata.placement.NodeAgent;
@@ -28,6 +29,8 @@ import io.strata.placement.RoutingSource;
 import io.strata.protocol.l2.L2Message;
 import io.strata.protocol.l2.L2Message.Chunks;
 import io.strata.protocol.l2.L2Message.Drained;
+import io.strata.protocol.l2.L2Message.Fetch;
+import io.strata.protocol.l2.L2Message.Fetched;
 import io.strata.protocol.l2.L2Message.Forward;
 import io.strata.protocol.l2.L2Message.Forwarded;
 import io.strata.protocol.l2.L2Message.ListChunks;
@@ -35,6 +38,8 @@ import io.strata.protocol.l2.L2Message.Read;
 import io.strata.protocol.l2.L2Message.ReadDone;
 import io.strata.protocol.l2.L2Message.Sync;
 import io.strata.protocol.l2.L2Message.Synced;
+import io.strata.protocol.l2.L2Message.Unpin;
+import io.strata.protocol.l2.L2Message.Unpinned;
 import io.strata.protocol.l2.L2Message.Write;
 import io.strata.protocol.l2.L2Message.Written;
 import io.strata.protocol.l2.L2Messages;
@@ -42,6 +47,7 @@ import io.strata.protocol.meta.Meta;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.protocol.mgmtd.NodeRole;
 import io.strata.protocol.routing.NodeInfo;
+import io.strata.protocol.storage.ChunkRef;
 import io.strata.protocol.storage.UpdateKind;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -54,6 +60,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,12 +78,21 @@ import org.slf4j.LoggerFactory;
  * client says the chunk was already written in L2 this epoch ({@code mustHaveCopy}: then L3 may
  * be older, and the agent refuses with NOT_FOUND rather than build on it).
  *
+ * <p><b>Prefetch.</b> A planner's {@code Fetch} makes the agent hold a chunk for a scheduler's hint
+ * and pins it for the hint's owner: a chunk of a file never staged is read from L3 (in the
+ * prefetch class, under {@code prefetch-bandwidth}) unless a copy at the file's data version is
+ * here; a staged chunk is warmed. Fetches of one chunk are ordered like its updates, so a chunk
+ * several owners want is read from L3 once. Pinned copies are never evicted; {@code Unpin} lets
+ * one owner's go.
+ *
  * <p><b>Fencing.</b> A registered agent refuses every chunk request with FENCED before its
  * first lease and whenever half a lease passes without an acknowledged heartbeat, and its drain
  * stops: another holder may have taken over.
  */
 public final class L2Agent implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(L2Agent.class);
+    /** What a Fetch reads from L3 in. */
+    private static final IoOptions PREFETCH_IO = new IoOptions(0, QosClass.PREFETCH, Duration.ofSeconds(60));
 
     private final NodeContext ctx;
     private final L2AgentConfig config;
@@ -91,6 +107,10 @@ public final class L2Agent implements AutoCloseable {
     private final Drain drain;
     private final Tier l3;
     private final AtomicLong refusedFull = new AtomicLong();
+    /** The prefetch byte rate from L3; null: unlimited. */
+    private final RateLimiter prefetchLimiter;
+    private final AtomicLong prefetchFetches = new AtomicLong();
+    private final AtomicLong prefetchBytes = new AtomicLong();
     private final Counter stagedBytes;
     private volatile NodeAgent agent;
     private volatile boolean closed;
@@ -101,6 +121,8 @@ public final class L2Agent implements AutoCloseable {
         this.config = config;
         this.routing = routing;
         this.l3 = l3;
+        long prefetchRate = config.prefetchBandwidth().bytes();
+        this.prefetchLimiter = prefetchRate == 0 ? null : new RateLimiter(ctx.clock(), prefetchRate);
         this.store = CopyStore.open(config.path(), config.nodeId().value(), config.capacity(), config.minFree(),
                 () -> ctx.clock().now().toEpochMilli());
         this.io = Executors.newFixedThreadPool(8, new DefaultThreadFactory(ctx.name() + "-l2", true));
@@ -120,6 +142,8 @@ public final class L2Agent implements AutoCloseable {
                     .handle(L2Messages.LIST_CHUNKS, io, this::list)
                     .handle(L2Messages.DRAINED, io, this::drained)
                     .handle(L2Messages.WARM, io, this::warm)
+                    .handle(L2Messages.FETCH, io, this::fetch)
+                    .handle(L2Messages.UNPIN, io, this::unpin)
                     .handle(L2Messages.GET_STATUS, io, r -> CompletableFuture.completedFuture(Reply.of(status())))
                     .bind(listen);
         } catch (RuntimeException e) {
@@ -140,10 +164,17 @@ public final class L2Agent implements AutoCloseable {
         Gauge.builder("strata.l2.drain.lag.seconds", this, a -> a.status().drainLagSeconds())
                 .description("seconds since the oldest update not yet durable in L3 was acknowledged").register(ctx.meters());
         Gauge.builder("strata.l2.refused.full", refusedFull, AtomicLong::get)
-                .description("first writes of a chunk refused for lack of room (the client wrote them through to L3)").register(ctx.meters());
+                .description("new copies refused for lack of room (a writer wrote those chunks through to L3)").register(ctx.meters());
+        Gauge.builder("strata.l2.pinned.chunks", this, a -> a.status().pinnedChunks())
+                .description("chunks pinned by prefetch hints (never evicted)").register(ctx.meters());
+        Gauge.builder("strata.l2.prefetch.fetches", prefetchFetches, AtomicLong::get)
+                .description("chunks read from L3 for prefetch hints").register(ctx.meters());
+        Gauge.builder("strata.l2.prefetch.bytes", prefetchBytes, AtomicLong::get)
+                .description("bytes read from L3 for prefetch hints").register(ctx.meters());
         drain.start(config.drainInterval());
-        LOG.info("{}: L2 agent {} serving {} on {} (capacity {}, drain {}/s)", ctx.name(), config.nodeId(), config.path(),
-                server.address(), config.capacity(), config.drainBandwidth());
+        LOG.info("{}: L2 agent {} serving {} on {} (capacity {}, drain {}/s, prefetch {})", ctx.name(), config.nodeId(), config.path(),
+                server.address(), config.capacity(), config.drainBandwidth(),
+                prefetchRate == 0 ? "unlimited" : config.prefetchBandwidth() + "/s");
     }
 
     /**
@@ -238,9 +269,7 @@ public final class L2Agent implements AutoCloseable {
 
     /** The RPC address of agent {@code id}, from routing. */
     InetSocketAddress addressOf(int id) {
-        return Holders.node(routing.current(), id)
-                .orElseThrow(() -> new StrataException(Status.NOT_SERVING, "L2 agent " + id + " is not in routing v" + routing.current().version()))
-                .address();
+        return Holders.address(routing.current(), id);
     }
 
     private void gate() {
@@ -345,9 +374,7 @@ public final class L2Agent implements AutoCloseable {
         long len = have ? c.length() : 0;
         if (!have) {
             if ((c == null || !c.present()) && !store.admit(a.chunkSize())) {
-                refusedFull.incrementAndGet();
-                throw new StrataException(Status.NO_SPACE, "L2 agent " + nodeId() + " is full of undrained chunks ("
-                        + store.used() + " of " + store.capacity() + " bytes)");
+                throw noRoom(ChunkRef.of(a));
             }
             store.replace(k, base == null ? Unpooled.EMPTY_BUFFER : base);
             len = base == null ? 0 : base.readableBytes();
@@ -429,8 +456,7 @@ public final class L2Agent implements AutoCloseable {
             Copy next;
             if (m.whole()) {
                 if ((c == null || !c.present()) && !store.admit(a.chunkSize())) {
-                    refusedFull.incrementAndGet();
-                    throw new StrataException(Status.NO_SPACE, "L2 agent " + nodeId() + " is full of undrained chunks");
+                    throw noRoom(m.chunk());
                 }
                 store.replace(k, data);
                 long now = ctx.clock().now().toEpochMilli();
@@ -512,42 +538,125 @@ public final class L2Agent implements AutoCloseable {
         });
     }
 
-    /**
-     * A restore is coming: make sure this agent has the chunk. An evicted copy (a tombstone: its
-     * updates were all drained, so L3 has them) or a chunk this agent never held is fetched from
-     * L3 and kept as a drained copy, at the sequence the tombstone had. A present copy stays as
-     * it is (it is the newest).
-     */
+    /** A restore is coming: make sure this agent has the chunk ({@link #warmCopy}). */
     private CompletableFuture<Reply> warm(Request<L2Message.Warm> r) {
         gate();
         L2Message.Warm m = r.message();
         ChunkAddress a = m.chunk().address();
         Key k = new Key(m.chunk().inode(), m.chunk().index());
-        return queue.run(k, () -> {
-            Copy c = store.get(k);
-            if (c != null && c.present()) {
-                return CompletableFuture.completedFuture(Reply.of(new L2Message.Warmed(false, 0)));
-            }
-            if (c != null && c.epoch() > m.epoch()) {
-                throw new StrataException(Status.INVALID_ARGUMENT, "agent " + nodeId() + " holds " + m.chunk() + " of epoch " + c.epoch()
-                        + ", newer than " + m.epoch());
-            }
-            return l3.readAsync(a, 0, a.chunkSize(), IoOptions.DEFAULT).thenApply(bytes -> {
-                try {
-                    if (!store.admit(a.chunkSize())) {
-                        refusedFull.incrementAndGet();
-                        throw new StrataException(Status.NO_SPACE, "L2 agent " + nodeId() + " is full of undrained chunks");
-                    }
-                    store.replace(k, bytes);
-                    long seq = c == null ? 0 : c.seq();
-                    store.record(k, new Copy(m.epoch(), seq, bytes.readableBytes(), seq, a.chain().value(), a.chunkSize(), m.holders(),
-                            ctx.clock().now().toEpochMilli(), true, false));
-                    return Reply.of(new L2Message.Warmed(true, bytes.readableBytes()));
-                } finally {
-                    bytes.release();
+        return queue.run(k, () -> warmCopy(m.chunk(), k, m.epoch(), m.holders(), null,
+                        () -> l3.readAsync(a, 0, a.chunkSize(), IoOptions.DEFAULT)))
+                .thenApply(f -> Reply.of(new L2Message.Warmed(f.fromL3(), f.bytes())));
+    }
+
+    /**
+     * A prefetch: have the chunk and pin it for the hint's owner. Epoch 0 (a file never staged):
+     * a copy at the file's data version stays; a staged copy is refused (INVALID_ARGUMENT: its
+     * chunk is fetched with its epoch); otherwise the chunk is read from L3 and kept as a drained
+     * copy of epoch 0 whose sequence is the data version. A staged chunk (its record durable) is
+     * warmed. Ordered with the chunk's other requests, so a second fetch of a chunk finds the
+     * first one's copy.
+     */
+    private CompletableFuture<Reply> fetch(Request<Fetch> r) {
+        gate();
+        refuseIfDiskFailed();
+        Fetch m = r.message();
+        if (m.epoch() < 0 || m.version() < 0) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "a fetch of " + m.chunk() + " needs a staging epoch and a data version "
+                    + "of 0 or more, got " + m.epoch() + " and " + m.version());
+        }
+        ChunkAddress a = m.chunk().address();
+        Key k = new Key(m.chunk().inode(), m.chunk().index());
+        return queue.run(k, () -> m.epoch() == 0 ? fetchUnstaged(m, k, a)
+                : warmCopy(m.chunk(), k, m.epoch(), m.holders(), m.owner(), () -> prefetchRead(a))).thenApply(Reply::of);
+    }
+
+    private CompletableFuture<Fetched> fetchUnstaged(Fetch m, Key k, ChunkAddress a) {
+        Copy c = store.get(k);
+        if (c != null && c.epoch() > 0) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "agent " + nodeId() + " holds " + m.chunk() + " staged in epoch "
+                    + c.epoch() + ": a staged chunk is fetched with its epoch, not 0");
+        }
+        if (c != null && c.present() && c.seq() == m.version() && store.pinIfPresent(k, m.owner())) {
+            return CompletableFuture.completedFuture(new Fetched(false, 0));
+        }
+        return load(m.chunk(), k, 0, m.version(), m.holders(), m.owner(), () -> prefetchRead(a));
+    }
+
+    /**
+     * Warm semantics (Warm, and Fetch of a staged chunk, which pins it for {@code owner}; null:
+     * no pin). A present copy stays as it is (it is the newest). An evicted copy (a tombstone:
+     * its updates were all drained, so L3 has them) or a chunk this agent never held is read
+     * from L3 and kept as a drained copy, at the sequence the tombstone had.
+     */
+    private CompletableFuture<Fetched> warmCopy(ChunkRef chunk, Key k, long epoch, List<Integer> holders, Long owner,
+                                                Supplier<CompletableFuture<ByteBuf>> read) {
+        Copy c = store.get(k);
+        if (c != null && c.present() && (owner == null || store.pinIfPresent(k, owner))) {
+            return CompletableFuture.completedFuture(new Fetched(false, 0));
+        }
+        if (c != null && c.epoch() > epoch) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "agent " + nodeId() + " holds " + chunk + " of epoch " + c.epoch()
+                    + ", newer than " + epoch);
+        }
+        return load(chunk, k, epoch, c == null ? 0 : c.seq(), holders, owner, read);
+    }
+
+    /**
+     * Reads the chunk from L3 ({@code read}) and keeps it as a drained copy of {@code epoch} at
+     * sequence {@code seq}, pinned for {@code owner} (null: not pinned). A new copy evicts
+     * drained copies no one pins to make room; NO_SPACE when only undrained or pinned ones are left.
+     */
+    private CompletableFuture<Fetched> load(ChunkRef chunk, Key k, long epoch, long seq, List<Integer> holders, Long owner,
+                                            Supplier<CompletableFuture<ByteBuf>> read) {
+        ChunkAddress a = chunk.address();
+        return read.get().thenApplyAsync(bytes -> {
+            try {
+                Copy old = store.get(k);
+                if ((old == null || !old.present()) && !store.admit(a.chunkSize())) {
+                    throw noRoom(chunk);
                 }
-            });
+                store.replace(k, bytes);
+                Copy c = new Copy(epoch, seq, bytes.readableBytes(), seq, a.chain().value(), a.chunkSize(), holders,
+                        ctx.clock().now().toEpochMilli(), true, false);
+                if (owner == null) {
+                    store.record(k, c);
+                } else {
+                    store.recordPinned(k, c, owner);
+                }
+                return new Fetched(true, bytes.readableBytes());
+            } finally {
+                bytes.release();
+            }
+        }, io);
+    }
+
+    /** Reads a whole chunk from L3 for a Fetch: in the prefetch class, once the prefetch byte rate allows a chunk more. */
+    private CompletableFuture<ByteBuf> prefetchRead(ChunkAddress a) {
+        long wait = prefetchLimiter == null ? 0 : prefetchLimiter.reserve(a.chunkSize());
+        CompletableFuture<Void> turn = new CompletableFuture<>();
+        if (wait == 0) {
+            turn.complete(null);
+        } else {
+            ctx.schedule(() -> turn.complete(null), Duration.ofNanos(wait));
+        }
+        return turn.thenCompose(v -> l3.readAsync(a, 0, a.chunkSize(), PREFETCH_IO)).thenApply(b -> {
+            prefetchFetches.incrementAndGet();
+            prefetchBytes.addAndGet(b.readableBytes());
+            return b;
         });
+    }
+
+    /** A planner lets a hint go: its owner's pins here are dropped, their copies stay (evictable unless pinned by another). */
+    private CompletableFuture<Reply> unpin(Request<Unpin> r) {
+        return CompletableFuture.completedFuture(Reply.of(new Unpinned(store.unpin(r.message().owner()))));
+    }
+
+    /** NO_SPACE for a new copy of {@code chunk}, counted. */
+    private StrataException noRoom(ChunkRef chunk) {
+        refusedFull.incrementAndGet();
+        return new StrataException(Status.NO_SPACE, "L2 agent " + nodeId() + " has no room for " + chunk + ": its copies are all "
+                + "undrained or pinned (" + store.used() + " of " + store.capacity() + " bytes)");
     }
 
     /** What this agent holds and does now. */
@@ -570,9 +679,19 @@ public final class L2Agent implements AutoCloseable {
                 cachedChunks++;
             }
         }
+        long pinned = 0;
+        long pinnedChunks = 0;
+        for (Key k : store.pinnedChunks()) {
+            Copy c = store.all().get(k);
+            if (c != null && c.present()) {
+                pinned += c.length();
+                pinnedChunks++;
+            }
+        }
         double lag = oldest == Long.MAX_VALUE ? 0 : Math.max(0, ctx.clock().now().toEpochMilli() - oldest) / 1000.0;
         return new L2Message.Status(store.capacity(), store.used(), staged, stagedChunks, cached, cachedChunks, drain.drainedBytes(),
-                drain.bytesPerSecond(), lag, refusedFull.get(), store.evictions(), fenced(), store.failure().isPresent());
+                drain.bytesPerSecond(), lag, refusedFull.get(), store.evictions(), fenced(), store.failure().isPresent(), pinnedChunks,
+                pinned, prefetchFetches.get(), prefetchBytes.get());
     }
 
     @Override

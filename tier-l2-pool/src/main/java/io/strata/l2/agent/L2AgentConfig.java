@@ -23,16 +23,19 @@ import java.util.Optional;
  * capacity = "64GiB"           # most bytes of chunk copies held
  * min-free = "1GiB"            # never fill the disk past this much free space
  * drain-bandwidth = "512MiB"   # bytes per second this agent drains to L3
+ * prefetch-bandwidth = "256MiB" # bytes per second this agent reads from L3 for prefetch hints (0: unlimited)
  * drain-interval = "100ms"     # how often the drain looks for work (a client's sync wakes it at once)
  * forward-timeout = "5s"       # one attempt to forward an update to another holder
  * </pre>
  */
 public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
-                            Path path, DataSize capacity, DataSize minFree, DataSize drainBandwidth, Duration drainInterval,
-                            Duration forwardTimeout) {
+                            Path path, DataSize capacity, DataSize minFree, DataSize drainBandwidth, DataSize prefetchBandwidth,
+                            Duration drainInterval, Duration forwardTimeout) {
     public static final DataSize DEFAULT_CAPACITY = DataSize.ofGiB(16);
     public static final DataSize DEFAULT_MIN_FREE = DataSize.ofMiB(512);
     public static final DataSize DEFAULT_DRAIN_BANDWIDTH = DataSize.ofMiB(512);
+    /** Half the drain's: a prefetch is ahead of its job, the drain frees room and makes checkpoints durable. */
+    public static final DataSize DEFAULT_PREFETCH_BANDWIDTH = DataSize.ofMiB(256);
 
     public L2AgentConfig {
         mgmtd = List.copyOf(mgmtd);
@@ -46,24 +49,37 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
         if (drainBandwidth.bytes() < 64 * 1024) {
             throw new ConfigException("l2.drain-bandwidth", "must be at least 64KiB (per second), got " + drainBandwidth);
         }
+        if (prefetchBandwidth.bytes() != 0 && prefetchBandwidth.bytes() < 64 * 1024) {
+            throw new ConfigException("l2.prefetch-bandwidth", "must be 0 (unlimited) or at least 64KiB (per second), got "
+                    + prefetchBandwidth);
+        }
     }
 
     /** An agent with default settings storing in {@code path} (tests, embedded clusters). */
     public static L2AgentConfig of(NodeId id, Path path) {
         return new L2AgentConfig(id, List.of(), null, Map.of(), path, DEFAULT_CAPACITY, DataSize.ofMiB(16), DEFAULT_DRAIN_BANDWIDTH,
-                Duration.ofMillis(100), Duration.ofSeconds(5));
+                DEFAULT_PREFETCH_BANDWIDTH, Duration.ofMillis(100), Duration.ofSeconds(5));
     }
 
     public L2AgentConfig withCapacity(DataSize c) {
-        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, c, minFree, drainBandwidth, drainInterval, forwardTimeout);
+        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, c, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
+                forwardTimeout);
     }
 
     public L2AgentConfig withDrainBandwidth(DataSize perSecond) {
-        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, perSecond, drainInterval, forwardTimeout);
+        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, perSecond, prefetchBandwidth, drainInterval,
+                forwardTimeout);
     }
 
     public L2AgentConfig withLabels(Map<String, String> l) {
-        return new L2AgentConfig(nodeId, mgmtd, advertise, l, path, capacity, minFree, drainBandwidth, drainInterval, forwardTimeout);
+        return new L2AgentConfig(nodeId, mgmtd, advertise, l, path, capacity, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
+                forwardTimeout);
+    }
+
+    /** The same settings with a prefetch byte rate ({@link DataSize#ZERO}: unlimited). */
+    public L2AgentConfig withPrefetchBandwidth(DataSize perSecond) {
+        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, drainBandwidth, perSecond, drainInterval,
+                forwardTimeout);
     }
 
     public Optional<InetSocketAddress> advertiseAddress() {
@@ -96,6 +112,7 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
                 s.size("capacity", DEFAULT_CAPACITY, DataSize.ofMiB(1), DataSize.ofGiB(1L << 20)),
                 s.size("min-free", DEFAULT_MIN_FREE, DataSize.ofBytes(0), DataSize.ofGiB(1L << 20)),
                 s.size("drain-bandwidth", DEFAULT_DRAIN_BANDWIDTH, DataSize.ofKiB(64), DataSize.ofGiB(1L << 20)),
+                s.size("prefetch-bandwidth", DEFAULT_PREFETCH_BANDWIDTH, DataSize.ZERO, DataSize.ofGiB(1L << 20)),
                 s.duration("drain-interval", Duration.ofMillis(100), Duration.ofMillis(1), Duration.ofMinutes(10)),
                 s.duration("forward-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofMinutes(10)));
     }

@@ -12,6 +12,7 @@ import io.strata.core.StrataException;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
+import io.strata.core.tier.CachedCopies;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
@@ -63,18 +64,30 @@ import org.slf4j.LoggerFactory;
  * <p><b>fsync and close</b> ({@link #flushAsync}): every agent written to fdatasyncs the file's
  * copies, then the client publishes what it wrote (chunks, overrides). With
  * {@code durability = l2} that is all; otherwise (or when a copy could not be synced) it waits
- * until the staging record says the publish is durable in L3.
+ * until the staging record says the publish is durable in L3. When every chunk the record lists
+ * was written through to L3 (the pool was full or down), no agent holds anything of the file to
+ * drain and report: the client reports the publish durable itself (L3 acknowledged the writes).
  *
  * <p><b>Reads.</b> A chunk the record says was written in the epoch is read from its holders;
  * a holder that drained and evicted its copy sends the reader below; any other chunk is read
  * below. A chunk no holder has, while the record is not durable, is lost: the read fails with
  * DATA_LOST naming the file and chunk, and the record is marked lost.
+ *
+ * <p><b>Prefetched copies.</b> A file that is not staged but has copies a prefetch put in L2
+ * ({@link CachedCopies} in its stage hints) is read from the agent its chunk ranks first among
+ * the copies' agents ({@link Holders#cachedRanking}), or the next, of those that serve: a copy
+ * at the file's data version whose bytes match their CRC is returned; anything else (no copy,
+ * another version, an error) reads below. L2 never fails such a read.
  */
 public final class L2Tier implements Tier, StagingControl {
     private static final Logger LOG = LoggerFactory.getLogger(L2Tier.class);
     private static final int ATTEMPTS = 4;
     /** Warm calls a restore's staging keeps in flight. */
     private static final int WARM_WINDOW = 32;
+    /** Agents a read of a prefetched chunk tries before it reads below. */
+    private static final int CACHED_TRIES = 2;
+    /** The longest a read waits for an agent's prefetched copy before it reads below. */
+    private static final Duration CACHED_TIMEOUT = Duration.ofSeconds(5);
 
     private final NodeContext ctx;
     private final Tier below;
@@ -87,6 +100,8 @@ public final class L2Tier implements Tier, StagingControl {
     private final Cache<InodeId, Seen> records = Caffeine.newBuilder().maximumSize(16_384).expireAfterWrite(Duration.ofSeconds(30)).build();
     private final Counter writeThrough;
     private final Counter moved;
+    private final Counter cachedHit;
+    private final Counter cachedMiss;
 
     /** A record this client read, at the file's data version then. */
     private record Seen(long dataVersion, Optional<Staging> record) {
@@ -139,6 +154,10 @@ public final class L2Tier implements Tier, StagingControl {
                 .description("first writes of a staged chunk no L2 agent could take, written to L3 instead").register(ctx.meters());
         this.moved = Counter.builder("strata.l2.client.moved")
                 .description("staged chunks moved to other agents because a holder was down or full").register(ctx.meters());
+        this.cachedHit = Counter.builder("strata.l2.client.cached.hit")
+                .description("reads of a file's prefetched chunks served by an L2 agent").register(ctx.meters());
+        this.cachedMiss = Counter.builder("strata.l2.client.cached.miss")
+                .description("reads of a file's prefetched chunks that found no copy at its data version in L2 and read L3").register(ctx.meters());
     }
 
     @Override
@@ -413,7 +432,13 @@ public final class L2Tier implements Tier, StagingControl {
                 if (io.stage().durableL2() && allSynced) {
                     return CompletableFuture.<Void>completedFuture(null);
                 }
-                return awaitDurable(st, st.record.publishVersion(), ctx.clock().nanoTime() + TimeUnit.MINUTES.toNanos(30), 5);
+                Staging s = st.record;
+                if (allThrough(s)) {
+                    // L3 acknowledged every chunk's write, as it acknowledges a drain's
+                    return meta.drainReportAsync(Caller.ROOT, inode, s.epoch(), s.publishVersion(), true, newRequest())
+                            .thenAccept(r -> records.invalidate(inode));
+                }
+                return awaitDurable(st, s.publishVersion(), ctx.clock().nanoTime() + TimeUnit.MINUTES.toNanos(30), 5);
             });
         }).thenCompose(v -> below.flushAsync(inode, io)).thenRun(() -> retireIfIdle(st));
     }
@@ -438,6 +463,18 @@ public final class L2Tier implements Tier, StagingControl {
             }
             records.invalidate(st.inode);
         });
+    }
+
+    /** Whether every chunk the record lists as written went through to L3 (none is held in L2). */
+    private static boolean allThrough(Staging s) {
+        for (Staging.Range range : s.written()) {
+            for (long i = range.first(); i <= range.last(); i++) {
+                if (!Holders.of(s, (int) i).isEmpty()) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     private static List<Staging.Range> ranges(TreeSet<Integer> chunks) {
@@ -494,7 +531,14 @@ public final class L2Tier implements Tier, StagingControl {
     @Override
     public CompletableFuture<ByteBuf> readAsync(ChunkAddress chunk, long offset, int length, IoOptions io) {
         if (!io.stage().stage()) {
-            return below.readAsync(chunk, offset, length, io);
+            CachedCopies cached = io.stage().cached();
+            if (cached == null) {
+                return below.readAsync(chunk, offset, length, io);
+            }
+            RoutingInfo r = routing.current();
+            List<Integer> tries = Holders.cachedRanking(chunk.id().inode().value(), chunk.id().index(), cached.agents()).stream()
+                    .filter(a -> Holders.serving(r, a)).limit(CACHED_TRIES).toList();
+            return readCached(chunk, offset, length, io, cached.dataVersion(), tries, 0);
         }
         InodeId inode = chunk.id().inode();
         int index = chunk.id().index();
@@ -550,6 +594,41 @@ public final class L2Tier implements Tier, StagingControl {
                 }
                 return readFrom(s, chunk, offset, length, io, holders, i + 1, unreachable, writtenHere);
             }
+        }).thenCompose(f -> f);
+    }
+
+    /** Reads a prefetched chunk from agent {@code tries[i]}, else the next one, else below. */
+    private CompletableFuture<ByteBuf> readCached(ChunkAddress chunk, long offset, int length, IoOptions io, long dataVersion,
+                                                  List<Integer> tries, int i) {
+        if (i >= tries.size()) {
+            cachedMiss.increment();
+            return below.readAsync(chunk, offset, length, io);
+        }
+        L2Message.Read m = new L2Message.Read(ChunkRef.of(chunk), 0, offset, length);
+        CompletableFuture<io.strata.core.rpc.Response> call;
+        try {
+            Duration timeout = io.timeout().compareTo(CACHED_TIMEOUT) < 0 ? io.timeout() : CACHED_TIMEOUT;
+            call = rpc.call(address(tries.get(i)), m, Payload.NONE, timeout);
+        } catch (RuntimeException e) {
+            call = CompletableFuture.failedFuture(e);
+        }
+        return call.handle((resp, e) -> {
+            if (e == null) {
+                try (resp) {
+                    L2Message.ReadDone d = resp.message(L2Message.ReadDone.class);
+                    if (d.present() && d.seq() == dataVersion) {
+                        ByteBuf b = resp.takePayload();
+                        if (Crc32c.of(b) == d.crc32c()) {
+                            cachedHit.increment();
+                            return CompletableFuture.completedFuture(b);
+                        }
+                        b.release();
+                    }
+                } catch (RuntimeException bad) {
+                    LOG.debug("{}: agent {} answered a read of prefetched {} oddly: {}", ctx.name(), tries.get(i), chunk.id(), bad.toString());
+                }
+            }
+            return readCached(chunk, offset, length, io, dataVersion, tries, i + 1);
         }).thenCompose(f -> f);
     }
 
@@ -679,9 +758,7 @@ public final class L2Tier implements Tier, StagingControl {
     // ---- helpers ----
 
     private java.net.InetSocketAddress address(int agent) {
-        return Holders.node(routing.current(), agent)
-                .orElseThrow(() -> new StrataException(Status.NOT_SERVING, "L2 agent " + agent + " is not in routing"))
-                .address();
+        return Holders.address(routing.current(), agent);
     }
 
     private CompletableFuture<Void> delay(Duration d) {
