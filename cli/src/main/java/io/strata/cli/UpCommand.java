@@ -125,6 +125,9 @@ final class UpCommand implements Callable<Integer> {
                     agents.add(new DaemonSpec("l2-" + i, "l2", layout.l2Toml(i), List.of(), "384m"));
                 }
                 processes.addAll(startAll(dir, agents, timeout, started));
+                if (!layout.l2Rpc().isEmpty()) {
+                    processes.add(start(dir, daemon("hooks", layout.hooksToml(), List.of(), "256m"), timeout, started));
+                }
                 Files.writeString(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml());
                 if (noFuse.isEmpty()) {
                     if (FuseMount.isMounted(layout.mountDir())) {
@@ -167,6 +170,8 @@ final class UpCommand implements Callable<Integer> {
         if (!layout.l2Rpc().isEmpty()) {
             out.println("L2 pool: " + layout.l2Rpc().size() + " agents; stage a directory's files in it with: strata policy set /DIR tiers.l2=stage"
                     + " (add durability=l2 to let fsync return once both L2 copies are synced); watch it with: strata admin l2");
+            out.println("Scheduler hooks: http://" + UpLayout.HOST + ":" + layout.hooksHttp() + "/v1/ ; stage a job's data before it starts with: "
+                    + "strata prefetch submit --job J --path /DIR --deadline 30m");
         }
         String data = " --data " + dir.root;
         if (noFuse.isEmpty()) {

@@ -20,7 +20,7 @@ import java.util.Properties;
  * addresses their state was written with; the config files are written again from it.
  */
 record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmtdRpc, int mgmtdRaft, int metaRpc,
-                List<Integer> storageRpc, List<Integer> l2Rpc, Path mountDir) {
+                List<Integer> storageRpc, List<Integer> l2Rpc, int hooksHttp, Path mountDir) {
     static final String FILE = "cluster.properties";
     static final String HOST = "127.0.0.1";
     /** The node id the meta service registers with the manager under (storage nodes are 1..N). */
@@ -57,7 +57,7 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
                         + " L2 agents; start it with those (or use another --data)");
             }
             UpLayout m = mountDir == null ? l : new UpLayout(l.data, l.storageNodes, l.replicas, l.targets, l.mgmtdRpc, l.mgmtdRaft,
-                    l.metaRpc, l.storageRpc, l.l2Rpc, mountDir.toAbsolutePath().normalize());
+                    l.metaRpc, l.storageRpc, l.l2Rpc, l.hooksHttp, mountDir.toAbsolutePath().normalize());
             m.write();
             return m;
         }
@@ -75,10 +75,10 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         if (agents < 0 || agents > 16) {
             throw new IllegalArgumentException("--l2-agents must be between 0 and 16, got " + agents);
         }
-        List<Integer> ports = freePorts(3 + storageNodes + agents);
+        List<Integer> ports = freePorts(4 + storageNodes + agents);
         UpLayout l = new UpLayout(dir.root, storageNodes, replicas, targets, ports.get(0), ports.get(1), ports.get(2),
-                List.copyOf(ports.subList(3, 3 + storageNodes)), List.copyOf(ports.subList(3 + storageNodes, ports.size())),
-                (mountDir != null ? mountDir : dir.root.resolve("mnt")).toAbsolutePath().normalize());
+                List.copyOf(ports.subList(3, 3 + storageNodes)), List.copyOf(ports.subList(3 + storageNodes, 3 + storageNodes + agents)),
+                ports.get(ports.size() - 1), (mountDir != null ? mountDir : dir.root.resolve("mnt")).toAbsolutePath().normalize());
         l.write();
         return l;
     }
@@ -113,7 +113,10 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         }
         return new UpLayout(root, n, Integer.parseInt(p.getProperty("replicas")), Integer.parseInt(p.getProperty("targets")),
                 Integer.parseInt(p.getProperty("mgmtd.rpc")), Integer.parseInt(p.getProperty("mgmtd.raft")),
-                Integer.parseInt(p.getProperty("meta.rpc")), storage, l2, Path.of(p.getProperty("mount.dir")));
+                Integer.parseInt(p.getProperty("meta.rpc")), storage, l2,
+                // clusters made before the scheduler hooks existed get a port for them now
+                p.containsKey("hooks.http") ? Integer.parseInt(p.getProperty("hooks.http")) : freePorts(1).get(0),
+                Path.of(p.getProperty("mount.dir")));
     }
 
     private void write() throws IOException {
@@ -131,6 +134,7 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         for (int i = 0; i < l2Rpc.size(); i++) {
             p.setProperty("l2-" + (i + 1) + ".rpc", String.valueOf(l2Rpc.get(i)));
         }
+        p.setProperty("hooks.http", String.valueOf(hooksHttp));
         p.setProperty("mount.dir", mountDir.toString());
         Files.createDirectories(data);
         Path tmp = data.resolve(FILE + ".tmp");
@@ -289,10 +293,29 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
                 [l2]
                 node-id = %d
                 mgmtd = ["%s"]
-                labels = { domain = "l2-%d" }
+                labels = { domain = "l2-%d", node = "l2-%d" }
                 capacity = "4GiB"
                 min-free = "1GiB"
-                """.formatted(i, HOST, l2Rpc.get(i - 1), esc(data.resolve("l2-" + i)), L2_NODE_ID + i, mgmtdAddress(), i);
+                """.formatted(i, HOST, l2Rpc.get(i - 1), esc(data.resolve("l2-" + i)), L2_NODE_ID + i, mgmtdAddress(), i, i);
+    }
+
+    /** The scheduler hooks: the HTTP API on {@link #hooksHttp}, hints kept by the manager, a root client. */
+    String hooksToml() {
+        return """
+                [node]
+                name = "hooks"
+                data = "%s"
+                metrics = "127.0.0.1:0"
+
+                [client]
+                name = "hooks"
+                meta = ["%s"]
+                mgmtd = ["%s"]
+
+                [hooks]
+                listen = "%s:%d"
+                mgmtd = ["%s"]
+                """.formatted(esc(data.resolve("hooks")), metaAddress(), mgmtdAddress(), HOST, hooksHttp, mgmtdAddress());
     }
 
     /** What native client commands and tools read: where the manager and the meta service are. */

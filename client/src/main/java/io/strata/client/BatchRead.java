@@ -243,8 +243,9 @@ public final class BatchRead implements AutoCloseable {
             FilePolicy policy = FilePolicy.of(a.policy());
             long version = open == null ? a.dataVersion() : open.dataVersion();
             core.metrics().read(n);
+            // A file open here knows where a prefetch put its chunks; one read without an open does not.
             return ChunkIo.read(core.tiers().tierFor(policy), a.id(), a.layout(), r.offset(), n,
-                    policy.io(version, core.config().ioTimeout()), core.alloc());
+                    open != null ? open.io() : policy.io(version, core.config().ioTimeout()), core.alloc());
         });
     }
 

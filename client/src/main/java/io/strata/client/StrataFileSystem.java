@@ -10,7 +10,6 @@ import io.strata.core.tier.Tier;
 import io.strata.core.util.Futures;
 import io.strata.l1.L1Tier;
 import io.strata.l2.pool.L2Tier;
-import io.strata.config.policy.L2Mode;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
 import io.strata.protocol.meta.Caller;
@@ -159,7 +158,9 @@ public final class StrataFileSystem implements AutoCloseable {
         Tier l3 = wrapL3.apply(new StorageClient(ctx, routing, config.rpc(), StorageClientOptions.DEFAULTS
                 .withAttemptTimeout(config.attemptTimeout()).withReadPolicy(config.readPolicy())));
         TierStack.Builder stack = TierStack.over(l3);
-        stack.layer(below -> new L2Tier(ctx, below, meta, routing, config.rpc()), p -> p.l2() == L2Mode.STAGE);
+        // Every file passes L2: a staged file's chunks live there, and any file may have been
+        // prefetched there for a job (its open says where); other calls go straight below.
+        stack.layer(below -> new L2Tier(ctx, below, meta, routing, config.rpc()), p -> true);
         config.l1().ifPresent(l1 -> stack.layer(below -> new L1Tier(ctx, l1, below), Policy::l1));
         ClientCore core = new ClientCore(ctx, config, meta, stack.build(), closeables);
         return new StrataFileSystem(core, defaultCaller(), true);

@@ -56,6 +56,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -490,6 +491,11 @@ public final class L2Agent implements AutoCloseable {
             if (!c.present() || c.epoch() < m.epoch()) {
                 return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, c.seq(), 0, 0, c.present() ? -1 : c.drainedSeq())));
             }
+            if (m.epoch() == 0 && c.epoch() != 0) {
+                // epoch 0 asks for a prefetched copy (sequence = data version); a staged copy's
+                // sequence could equal that number by chance, so it is not offered
+                return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, c.seq(), 0, 0, -1)));
+            }
             ByteBuf bytes = store.read(k, m.offset(), m.length(), c.length(), r.alloc());
             return CompletableFuture.completedFuture(Reply.of(new ReadDone(true, c.seq(), c.length(), Crc32c.of(bytes), c.drainedSeq()),
                     Payload.of(bytes)));
@@ -609,26 +615,36 @@ public final class L2Agent implements AutoCloseable {
      */
     private CompletableFuture<Fetched> load(ChunkRef chunk, Key k, long epoch, long seq, List<Integer> holders, Long owner,
                                             Supplier<CompletableFuture<ByteBuf>> read) {
-        ChunkAddress a = chunk.address();
-        return read.get().thenApplyAsync(bytes -> {
+        return read.get().thenCompose(bytes -> {
             try {
-                Copy old = store.get(k);
-                if ((old == null || !old.present()) && !store.admit(a.chunkSize())) {
-                    throw noRoom(chunk);
-                }
-                store.replace(k, bytes);
-                Copy c = new Copy(epoch, seq, bytes.readableBytes(), seq, a.chain().value(), a.chunkSize(), holders,
-                        ctx.clock().now().toEpochMilli(), true, false);
-                if (owner == null) {
-                    store.record(k, c);
-                } else {
-                    store.recordPinned(k, c, owner);
-                }
-                return new Fetched(true, bytes.readableBytes());
-            } finally {
-                bytes.release();
+                return CompletableFuture.supplyAsync(() -> keep(chunk, k, epoch, seq, holders, owner, bytes), io);
+            } catch (RejectedExecutionException e) {
+                bytes.release(); // the agent is closing: nobody else will
+                throw e;
             }
-        }, io);
+        });
+    }
+
+    /** {@link #load}'s second half, on the I/O pool: stores {@code bytes} (released here) as the copy. */
+    private Fetched keep(ChunkRef chunk, Key k, long epoch, long seq, List<Integer> holders, Long owner, ByteBuf bytes) {
+        ChunkAddress a = chunk.address();
+        try {
+            Copy old = store.get(k);
+            if ((old == null || !old.present()) && !store.admit(a.chunkSize())) {
+                throw noRoom(chunk);
+            }
+            store.replace(k, bytes);
+            Copy c = new Copy(epoch, seq, bytes.readableBytes(), seq, a.chain().value(), a.chunkSize(), holders,
+                    ctx.clock().now().toEpochMilli(), true, false);
+            if (owner == null) {
+                store.record(k, c);
+            } else {
+                store.recordPinned(k, c, owner);
+            }
+            return new Fetched(true, bytes.readableBytes());
+        } finally {
+            bytes.release();
+        }
     }
 
     /** Reads a whole chunk from L3 for a Fetch: in the prefetch class, once the prefetch byte rate allows a chunk more. */
