@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Run a benchmark suite; each prints a table, then a `result:` line.",
         footerHeading = "%nExamples:%n", footer = {"  strata bench fs", "  strata bench rpc --sizes 1MiB --streams 8"},
         subcommands = {BenchRpcCommand.class, BenchMetaCommand.class, BenchL3Command.class, BenchL1Command.class, BenchRecoveryCommand.class,
-                BenchJmhCommand.class, BenchPeersCommand.class, BenchFsRunCommand.class, BenchFsCommand.class, BenchL2Command.class})
+                BenchJmhCommand.class, BenchPeersCommand.class, BenchFsRunCommand.class, BenchFsCommand.class, BenchL2Command.class,
+                BenchCkptCommand.class})
 final class BenchCommand {
 }

@@ -119,7 +119,7 @@ final class BenchL2Command implements Callable<Integer> {
                 if (killAgent && t.getKey().equals("l2")) {
                     killer = killAgentSoon(data, log);
                 }
-                saves.put(t.getKey(), writeShards(t.getValue(), mib, shardBytes));
+                saves.put(t.getKey(), writeShards(writers, t.getValue(), mib, shardBytes));
                 if (killer != null) {
                     killer.join();
                 }
@@ -132,7 +132,7 @@ final class BenchL2Command implements Callable<Integer> {
                     continue; // the page cache would answer; its drop is not ours to compare
                 }
                 dropCaches(data, log);
-                restores.put(name, readShards(targets.get(name), shardBytes));
+                restores.put(name, readShards(writers, targets.get(name), shardBytes));
             }
             lost = verify(targets.get("l2"), shardBytes) + verify(targets.get("l3"), shardBytes);
         } finally {
@@ -178,15 +178,16 @@ final class BenchL2Command implements Callable<Integer> {
     }
 
     /** How many times faster {@code fast} was than {@code base} (seconds for the same bytes); n/a when either is missing. */
-    private static String ratio(Run base, Run fast) {
+    static String ratio(Run base, Run fast) {
         return base == null || fast == null ? "n/a" : String.format(Locale.ROOT, "%.2f", base.seconds() / fast.seconds());
     }
 
-    private static String fmt(double d) {
+    static String fmt(double d) {
         return String.format(Locale.ROOT, "%.2f", d);
     }
 
-    private Run writeShards(Path dir, int mib, long shardBytes) throws Exception {
+    /** {@code writers} processes each write {@code mib} MiB to DIR/shard-N with 1 MiB writes, fsync and close ({@code dd conv=fsync}). */
+    static Run writeShards(int writers, Path dir, int mib, long shardBytes) throws Exception {
         List<Process> ps = new ArrayList<>();
         long t0 = System.nanoTime();
         for (int i = 0; i < writers; i++) {
@@ -197,7 +198,8 @@ final class BenchL2Command implements Callable<Integer> {
         return new Run((System.nanoTime() - t0) / 1e9, writers * shardBytes);
     }
 
-    private Run readShards(Path dir, long shardBytes) throws Exception {
+    /** {@code writers} processes each read DIR/shard-N with 1 MiB reads ({@code dd of=/dev/null}). */
+    static Run readShards(int writers, Path dir, long shardBytes) throws Exception {
         List<Process> ps = new ArrayList<>();
         long t0 = System.nanoTime();
         for (int i = 0; i < writers; i++) {
@@ -208,7 +210,7 @@ final class BenchL2Command implements Callable<Integer> {
         return new Run((System.nanoTime() - t0) / 1e9, writers * shardBytes);
     }
 
-    private static void awaitAll(List<Process> ps, String what) throws Exception {
+    static void awaitAll(List<Process> ps, String what) throws Exception {
         for (Process p : ps) {
             if (!p.waitFor(30, TimeUnit.MINUTES)) {
                 p.destroyForcibly();
@@ -291,7 +293,7 @@ final class BenchL2Command implements Callable<Integer> {
     }
 
     /** Empties the mount's L1 cache and, as root, the kernel's page cache. */
-    private static void dropCaches(Path data, PrintStream log) {
+    static void dropCaches(Path data, PrintStream log) {
         strata(log, "cache", "drop", "--data", data.toString());
         try {
             Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "3");
@@ -300,16 +302,18 @@ final class BenchL2Command implements Callable<Integer> {
         }
     }
 
-    private static void strata(PrintStream log, String... args) {
+    /** Runs a strata command in this process; returns what it printed on stdout, throws with its stderr when it fails. */
+    static String strata(PrintStream log, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int rc = StrataMain.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
+        int rc = StrataMain.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
         if (rc != 0) {
             throw new IllegalStateException("strata " + String.join(" ", args) + " failed: " + err.toString(StandardCharsets.UTF_8).strip());
         }
+        return out.toString(StandardCharsets.UTF_8);
     }
 
-    private static boolean which(String cmd) {
+    static boolean which(String cmd) {
         for (String p : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
             if (Files.isExecutable(Path.of(p, cmd))) {
                 return true;
@@ -318,7 +322,7 @@ final class BenchL2Command implements Callable<Integer> {
         return Files.isExecutable(Path.of("/usr/sbin", cmd));
     }
 
-    private static void run(PrintStream log, List<String> cmd) throws Exception {
+    static void run(PrintStream log, List<String> cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) {
