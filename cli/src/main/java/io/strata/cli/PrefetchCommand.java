@@ -158,8 +158,8 @@ final class PrefetchCommand {
         }
         bar.append(']');
         String eta = h.path("eta_seconds").isNumber() ? "  ETA " + Math.round(h.path("eta_seconds").asDouble()) + "s" : "";
-        return String.format("hint %s %s %3.0f%% %s / %s%s  %s", h.path("id").asText(), bar, p * 100, DataSize.ofBytes(done),
-                DataSize.ofBytes(total), eta, h.path("state").asText());
+        return String.format("hint %s %s %3.0f%% %s / %s%s  %s", h.path("id").asText(), bar, p * 100, DataSize.human(done),
+                DataSize.human(total), eta, h.path("state").asText());
     }
 
     @Command(name = "submit", description = "Post a hint; prints its id.",
@@ -242,8 +242,8 @@ final class PrefetchCommand {
                 o.println("message:   " + h.path("message").asText());
             }
             Table t = new Table("node", "staged", "total");
-            h.path("per_node").properties().forEach(e -> t.row(e.getKey(), DataSize.ofBytes(e.getValue().path("bytes_done").asLong()).toString(),
-                    DataSize.ofBytes(e.getValue().path("bytes_total").asLong()).toString()));
+            h.path("per_node").properties().forEach(e -> t.row(e.getKey(), DataSize.human(e.getValue().path("bytes_done").asLong()),
+                    DataSize.human(e.getValue().path("bytes_total").asLong())));
             o.print(t.render());
             return 0;
         }
@@ -275,7 +275,7 @@ final class PrefetchCommand {
             Table t = new Table("id", "job", "state", "progress", "bytes", "deadline");
             for (JsonNode h : all.path("hints")) {
                 t.row(h.path("id").asText(), h.path("job").asText(), h.path("state").asText(),
-                        String.format("%.0f%%", h.path("progress").asDouble() * 100), DataSize.ofBytes(h.path("bytes_total").asLong()).toString(),
+                        String.format("%.0f%%", h.path("progress").asDouble() * 100), DataSize.human(h.path("bytes_total").asLong()),
                         h.path("deadline").asText("-"));
             }
             out().print(t.render());

@@ -19,7 +19,8 @@ public record HooksConfig(InetSocketAddress listen, List<InetSocketAddress> mgmt
         if (mgmtd.isEmpty()) {
             throw new ConfigException(s.path() + ".mgmtd", "is required: the hints live in the cluster manager");
         }
-        InetSocketAddress listen = s.address("listen").orElse(new InetSocketAddress("127.0.0.1", DEFAULT_PORT));
+        InetSocketAddress given = s.address("listen").orElse(InetSocketAddress.createUnresolved("127.0.0.1", DEFAULT_PORT));
+        InetSocketAddress listen = new InetSocketAddress(given.getHostString(), given.getPort()); // resolved, to bind
         Planner.Options o = new Planner.Options(
                 s.integer("window", Planner.Options.DEFAULTS.window(), 1, 1024),
                 s.duration("fetch-timeout", Planner.Options.DEFAULTS.fetchTimeout(), Duration.ofSeconds(1), Duration.ofHours(1)),
