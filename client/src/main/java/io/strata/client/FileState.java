@@ -1,5 +1,6 @@
 package io.strata.client;
 
+import io.strata.config.policy.L2Mode;
 import io.strata.core.InodeId;
 import io.strata.core.tier.CachedCopies;
 import io.strata.core.tier.IoOptions;
@@ -74,7 +75,10 @@ final class FileState {
         cached = c;
     }
 
-    /** Options of every tier call for this file now: the prefetched copies only while they hold the current data version. */
+    /**
+     * Options of every tier call for this file now: the prefetched copies only while they hold
+     * the current data version, and never under {@code tiers.l2 = off}.
+     */
     IoOptions io() {
         long dv;
         CachedCopies c;
@@ -83,7 +87,8 @@ final class FileState {
             c = cached;
         }
         IoOptions io = policy.io(dv, ioTimeout);
-        return c != null && c.dataVersion() == dv ? io.withStage(io.stage().withCached(c)) : io;
+        boolean l2 = policy.policy().l2() != L2Mode.OFF;
+        return l2 && c != null && c.dataVersion() == dv ? io.withStage(io.stage().withCached(c)) : io;
     }
 
     /** A local write or truncate happened: readahead units fetched before it are stale. */

@@ -1,6 +1,9 @@
 package io.strata.hooks;
 
 import io.strata.client.StrataFileSystem;
+import io.strata.config.policy.L2Mode;
+import io.strata.config.policy.Policy;
+import io.strata.config.policy.PolicyOverrides;
 import io.strata.core.ChunkId;
 import io.strata.core.NodeId;
 import io.strata.core.Status;
@@ -155,6 +158,8 @@ public final class Planner implements AutoCloseable {
         boolean planned;
         boolean released;
         boolean endRequested;
+        /** What the message says while all goes well (files left in L3 by their policy). */
+        String note = "";
         final List<CompletableFuture<Hint>> onReleased = new ArrayList<>();
 
         Job(HintStore.Versioned v) {
@@ -445,21 +450,31 @@ public final class Planner implements AutoCloseable {
                 return;
             }
         }
-        List<PathExpander.FileRef> unknown = new ArrayList<>();
+        List<PathExpander.FileRef> wanted = new ArrayList<>();
+        int off = 0;
         for (PathExpander.FileRef f : j.files) {
+            if (Policy.DEFAULT.with(PolicyOverrides.fromMap(f.attrs().policy())).l2() == L2Mode.OFF) {
+                off++; // the directory keeps these out of L2: left to L3
+            } else {
+                wanted.add(f);
+            }
+        }
+        List<PathExpander.FileRef> unknown = new ArrayList<>();
+        for (PathExpander.FileRef f : wanted) {
             Placed p = placed.get(f.attrs().id().value());
             if (p == null || p.dataVersion() != f.attrs().dataVersion()) {
                 unknown.add(f);
             }
         }
         lookupRecords(unknown);
-        for (PathExpander.FileRef f : j.files) {
+        for (PathExpander.FileRef f : wanted) {
             FilePlan fp = new FilePlan(f.path(), f.attrs());
             j.plans.put(f.attrs().id().value(), fp);
             queueFile(j, fp, cands);
         }
         j.planned = true;
-        setState(j, j.unmarked == 0 && j.running == 0 && j.queue.isEmpty() ? HintState.READY : HintState.STAGING, "");
+        j.note = off == 0 ? "" : off + " of the files are under tiers.l2=off and are left in L3";
+        setState(j, j.unmarked == 0 && j.running == 0 && j.queue.isEmpty() ? HintState.READY : HintState.STAGING, j.note);
         LOG.info("hint {} (job {}): {} files, {} bytes to stage on agents {}", j.id(), j.hint.job(), j.files.size(), j.bytesTotal, cands);
     }
 
@@ -641,7 +656,7 @@ public final class Planner implements AutoCloseable {
                 }
             }
             if (j.unmarked == 0 && j.queue.isEmpty() && j.running == 0) {
-                setState(j, HintState.READY, "");
+                setState(j, HintState.READY, j.note);
                 persist(true);
                 LOG.info("hint {} (job {}) is ready: {} bytes in L2", j.id(), j.hint.job(), j.bytesDone);
             }
@@ -799,7 +814,7 @@ public final class Planner implements AutoCloseable {
             } else if (eta > j.hint.deadline()) {
                 setState(j, HintState.AT_RISK, "the estimate passes the deadline");
             } else if (j.state() != HintState.STAGING) {
-                setState(j, HintState.STAGING, "");
+                setState(j, HintState.STAGING, j.note);
             }
         }
     }

@@ -133,6 +133,27 @@ class HooksTest {
     }
 
     @Test
+    void filesUnderTiersL2OffAreLeftInL3AndReadFromThere(@TempDir Path dir) throws Exception {
+        try (HooksFixture f = new HooksFixture(dir, 1608, 1, c -> c)) {
+            dataset(f.admin, "/data/hot", 2, 10);
+            f.admin.mkdirs("/data/cold");
+            f.admin.setPolicy("/data/cold", "tiers.l2=off");
+            Map<String, byte[]> cold = dataset(f.admin, "/data/cold", 2, 11);
+            String id = f.post("/v1/hints", hint("j", List.of("/data"), "")).body().path("id").asText();
+            JsonNode ready = f.awaitState(id, "ready", Duration.ofSeconds(60));
+            assertThat(ready.path("files").asLong()).isEqualTo(4);
+            assertThat(ready.path("bytes_total").asLong()).as("only /data/hot is staged").isEqualTo(2L * FILE);
+            assertThat(ready.path("message").asText()).contains("2 of the files are under tiers.l2=off");
+            assertThat(f.prefetchFetches()).isEqualTo(2L * CHUNKS_PER_FILE);
+            StrataFileSystem job = f.client("job");
+            for (Map.Entry<String, byte[]> e : cold.entrySet()) {
+                assertThat(read(job, e.getKey())).isEqualTo(e.getValue());
+            }
+            assertThat(f.counter("job", "strata.l2.client.cached.hit")).as("tiers.l2=off files never ask L2").isZero();
+        }
+    }
+
+    @Test
     void badInputGetsA4xxNamingTheField(@TempDir Path dir) throws Exception {
         try (HooksFixture f = new HooksFixture(dir, 1603, 1, c -> c)) {
             dataset(f.admin, "/data/a", 1, 4);

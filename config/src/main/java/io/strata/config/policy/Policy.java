@@ -38,7 +38,7 @@ public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean 
     public static final int MAX_STRIPE_WIDTH = io.strata.core.tier.FileChunks.MAX_STRIPE_WIDTH;
 
     /** The root's policy when nobody set one. */
-    public static final Policy DEFAULT = new Policy(DataSize.ofMiB(1), 4, 3, true, L2Mode.OFF, Durability.L3,
+    public static final Policy DEFAULT = new Policy(DataSize.ofMiB(1), 4, 3, true, L2Mode.PREFETCH, Durability.L3,
             Consistency.CLOSE_TO_OPEN, false, Duration.ofSeconds(5), DataSize.ofMiB(4), QosClass.INTERACTIVE,
             Optional.empty(), false, Profile.NONE, 3, 0, Duration.ofHours(1));
 
