@@ -304,11 +304,12 @@ class SlurmIT {
                 true
                 """.formatted(out));
         String job = sbatch(missing);
+        // scontrol shows the reason with its spaces as underscores
         String reason = Eventually.value("job " + job + " is held", T, () -> {
-            String show = slurm("scontrol", "show", "job", "-o", job);
-            return show.contains("JobHeldAdmin") || show.contains("burst_buffer/lua: slurm_bb_data_in") ? show : null;
+            String show = slurm("scontrol", "show", "job", "-o", job).replace('_', ' ');
+            return show.contains("Reason=burst buffer/lua: slurm bb data in") ? show : null;
         });
-        assertThat(reason).contains("/datasets/no-such-dir").contains("names no regular file");
+        assertThat(reason).contains("strata: paths[0]: ").contains("/datasets/no-such-dir").contains("names no regular file");
         assertThat(jobState(job)).isEqualTo("PENDING");
         slurm("scancel", job);
     }
