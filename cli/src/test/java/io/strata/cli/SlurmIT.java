@@ -104,7 +104,7 @@ class SlurmIT {
         assertThat(up.code()).as(up.err()).isZero();
         d = "--data=" + data;
         mnt = data.resolve("mnt");
-        hooks = "127.0.0.1:" + properties(data.resolve("cluster.properties")).getProperty("hooks.http");
+        hooks = "127.0.0.1:" + properties(data.resolve(UpLayout.FILE)).getProperty("hooks.http");
         assertThat(get("/v1/health").statusCode()).isEqualTo(200);
 
         startSlurm();
