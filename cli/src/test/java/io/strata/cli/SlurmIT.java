@@ -193,8 +193,21 @@ class SlurmIT {
         Path slurmConf = conf.resolve("slurm.conf");
         daemons.add(start(logs.resolve("slurmctld.out"), which("slurmctld").orElseThrow(), "-D", "-f", slurmConf.toString()));
         daemons.add(start(logs.resolve("slurmd.out"), which("slurmd").orElseThrow(), "-D", "-f", slurmConf.toString(), "-N", NODE));
-        Eventually.await("the Slurm node " + NODE + " is idle (see " + logs + ")", T,
-                () -> slurm("sinfo", "-h", "-n", NODE, "-o", "%T").strip().equals("idle"));
+        try {
+            Eventually.await("the Slurm node " + NODE + " is idle", T, () -> slurm("sinfo", "-h", "-n", NODE, "-o", "%T").strip().equals("idle"));
+        } catch (RuntimeException e) {
+            throw new AssertionError(e.getMessage() + "\nslurmctld: " + tail(logs.resolve("slurmctld.log")) + "\nslurmd: "
+                    + tail(logs.resolve("slurmd.log")) + "\nmunged: " + tail(logs.resolve("munged.log")), e);
+        }
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+        } catch (IOException e) {
+            return e.toString();
+        }
     }
 
     @AfterAll
@@ -270,12 +283,12 @@ class SlurmIT {
         assertThat(hint.path("files").asLong()).isEqualTo(FILES);
         Instant readyAt = Instant.parse(hint.path("ready_at").asText());
         assertThat(readyAt).as("ready_at is before the job's start").isBeforeOrEqualTo(started);
-        System.out.printf("SlurmIT: job %s: hint %s ready at %s, job started at %s (%d ms later)%n", job, hint.path("id").asText(),
-                readyAt, started, Duration.between(readyAt, started).toMillis());
 
         // It read the right bytes, from L2.
         assertThat(Files.readString(out.resolve("sha-" + job)).strip()).isEqualTo(expected);
         double hits = cachedHits() - hitsBefore;
+        System.out.printf("SlurmIT: job %s: hint %s ready at %s, job started at %s (%d ms later); %.0f L2 cached hits for %d chunks%n", job,
+                hint.path("id").asText(), readyAt, started, Duration.between(readyAt, started).toMillis(), hits, FILES * FILE_SIZE / CHUNK);
         assertThat(hits).as("the mount's L2 cached hits while the job read %d chunks", FILES * FILE_SIZE / CHUNK)
                 .isGreaterThanOrEqualTo(FILES * FILE_SIZE / CHUNK);
 
@@ -309,7 +322,7 @@ class SlurmIT {
             String show = slurm("scontrol", "show", "job", "-o", job).replace('_', ' ');
             return show.contains("Reason=burst buffer/lua: slurm bb data in") ? show : null;
         });
-        assertThat(reason).contains("strata: paths[0]: ").contains("/datasets/no-such-dir").contains("names no regular file");
+        assertThat(reason).contains("strata: paths[0]: \"/datasets/no-such-dir\"").contains("HTTP 400 from POST /v1/hints");
         assertThat(jobState(job)).isEqualTo("PENDING");
         slurm("scancel", job);
     }
