@@ -1,0 +1,33 @@
+#!/bin/bash
+# Strata prefetch for Slurm sites without the burst_buffer/lua plugin: the EpilogSlurmctld,
+# the companion of prolog.sh.
+#
+#   slurm.conf:  EpilogSlurmctld=/etc/slurm/strata/epilog.sh
+#
+# Slurm runs it on the controller once per job when the job ended (or was cancelled, or is being
+# requeued). It ends the job's hints at Strata's scheduler hooks (POST /v1/jobs/{job}/end): the
+# L2 agents release what they pinned for the job and the hints are removed. A job without a hint
+# is answered 404, which is fine. Settings: STRATA_HOOKS in strata-bb.conf next to this script.
+#
+# Exit status: 0, also when the hooks server is unreachable (the failure is printed on stderr):
+# the job is over either way. A hint that could not be ended keeps its pins until an operator
+# runs `strata prefetch end JOB`.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+STRATA_HOOKS=127.0.0.1:7390
+if [ -r "$here/strata-bb.conf" ]; then
+  value=$(sed -n 's/^[[:space:]]*STRATA_HOOKS[[:space:]]*=[[:space:]]*"\{0,1\}\([^"#[:space:]]*\).*/\1/p' "$here/strata-bb.conf" | tail -n 1)
+  [ -n "$value" ] && STRATA_HOOKS=$value
+fi
+job=${SLURM_JOB_ID:?EpilogSlurmctld runs with SLURM_JOB_ID set}
+base=${STRATA_HOOKS%/}
+base=${base%/v1}
+case "$base" in *://*) ;; *) base="http://$base" ;; esac
+
+answer=$(curl -sS -m 15 -X POST --data-binary '' -w '\n%{http_code}' "$base/v1/jobs/$job/end" 2>&1)
+case "${answer##*$'\n'}" in
+  200 | 404) ;;
+  *) echo "strata epilog: job $job: ending its hints at $base failed: ${answer%$'\n'*}" >&2 ;;
+esac
+exit 0
