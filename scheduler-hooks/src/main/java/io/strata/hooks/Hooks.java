@@ -28,7 +28,8 @@ public final class Hooks implements AutoCloseable {
     public static Hooks start(NodeContext ctx, HooksConfig config, StrataFileSystem fs, RoutingSource routing, MgmtdClient mgmtd,
                               RpcOptions rpc, Clock clock) {
         PrefetchClient prefetch = new PrefetchClient(ctx, routing, rpc);
-        Planner planner = new Planner(new HintStore(mgmtd, config.planner().metaTimeout()), fs, routing, prefetch, config.planner(), clock);
+        Planner planner = new Planner(new HintStore(mgmtd, config.planner().metaTimeout()), fs, routing, prefetch, config.planner(), clock,
+                ctx.meters());
         planner.start();
         try {
             return new Hooks(prefetch, planner, HooksServer.start(ctx, planner, clock, config.listen()));

@@ -1,5 +1,8 @@
 package io.strata.hooks;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.policy.L2Mode;
 import io.strata.config.policy.Policy;
@@ -102,6 +105,9 @@ public final class Planner implements AutoCloseable {
     private final Map<Integer, Integer> inflight = new HashMap<>();
     private final Map<Long, Hint> snapshot = new ConcurrentHashMap<>();
     private final Thread thread;
+    private final Counter stagedBytes;
+    private final Counter fetchFailures;
+    private final Counter missed;
     private volatile boolean closed;
     private long lastRefresh;
 
@@ -176,7 +182,8 @@ public final class Planner implements AutoCloseable {
         }
     }
 
-    public Planner(HintStore store, StrataFileSystem fs, RoutingSource routing, PrefetchClient agents, Options options, Clock clock) {
+    public Planner(HintStore store, StrataFileSystem fs, RoutingSource routing, PrefetchClient agents, Options options, Clock clock,
+                   MeterRegistry meters) {
         this.store = store;
         this.fs = fs;
         this.routing = routing;
@@ -184,6 +191,15 @@ public final class Planner implements AutoCloseable {
         this.options = options;
         this.clock = clock;
         this.expander = new PathExpander(fs, options.metaTimeout());
+        for (HintState st : HintState.values()) {
+            Gauge.builder("strata.hooks.hints", snapshot, m -> m.values().stream().filter(h -> h.state().equals(st.text())).count())
+                    .description("hints this planner follows, by state").tag("state", st.text()).register(meters);
+        }
+        this.stagedBytes = Counter.builder("strata.hooks.staged.bytes").description("bytes of hinted chunks the agents fetched or found in L2")
+                .register(meters);
+        this.fetchFailures = Counter.builder("strata.hooks.fetch.failures")
+                .description("chunk fetches that failed and moved to another agent (or failed their hint)").register(meters);
+        this.missed = Counter.builder("strata.hooks.deadlines.missed").description("hints that turned late").register(meters);
         this.thread = new Thread(this::run, "strata-hooks-planner");
         this.thread.setDaemon(true);
     }
@@ -583,6 +599,7 @@ public final class Planner implements AutoCloseable {
             return;
         }
         if (e == null) {
+            stagedBytes.increment(item.bytes);
             j.bytesDone += item.bytes;
             j.perAgent.computeIfAbsent(agent, x -> new long[2])[1] += item.bytes;
             j.dirty = true;
@@ -592,6 +609,7 @@ public final class Planner implements AutoCloseable {
             return;
         }
         StrataException se = StrataException.wrap(e);
+        fetchFailures.increment();
         if (se.status() == Status.INVALID_ARGUMENT && item.epoch == 0 && staged(item)) {
             j.queue.addFirst(item); // a staged file: fetched with its epoch on its first holder
             return;
@@ -810,6 +828,10 @@ public final class Planner implements AutoCloseable {
         }
         if (j.state().active() && j.state() != HintState.ACCEPTED && j.hint.deadline() > 0) {
             if (now > j.hint.deadline()) {
+                if (j.state() != HintState.LATE) {
+                    missed.increment();
+                    LOG.warn("hint {} (job {}) is late: {} of {} bytes staged at its deadline", j.id(), j.hint.job(), j.bytesDone, j.bytesTotal);
+                }
                 setState(j, HintState.LATE, "not ready at its deadline");
             } else if (eta > j.hint.deadline()) {
                 setState(j, HintState.AT_RISK, "the estimate passes the deadline");

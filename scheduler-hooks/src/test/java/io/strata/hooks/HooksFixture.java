@@ -182,6 +182,15 @@ final class HooksFixture implements AutoCloseable {
         return c == null ? 0 : c.count();
     }
 
+    /** A meter of the hooks (the fixture's own context): a gauge's value or a counter's count, 0 when absent. */
+    double hooksMeter(String name, String... tags) {
+        var m = ctx.meters().find(name).tags(tags);
+        if (m.gauge() != null) {
+            return m.gauge().value();
+        }
+        return m.counter() == null ? 0 : m.counter().count();
+    }
+
     long pinnedChunks() {
         return agents.values().stream().mapToLong(a -> a.status().pinnedChunks()).sum();
     }

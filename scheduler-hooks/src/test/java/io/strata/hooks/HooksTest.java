@@ -230,6 +230,25 @@ class HooksTest {
     }
 
     @Test
+    void aSupersededHintStopsWithinASecondAndItsSuccessorReusesTheCopies(@TempDir Path dir) throws Exception {
+        try (HooksFixture f = new HooksFixture(dir, 1609, 1, slow(DataSize.ofMiB(1)))) {
+            dataset(f.admin, "/data/a", 8, 12);
+            String old = f.post("/v1/hints", hint("j", List.of("/data/a"), "")).body().path("id").asText();
+            awaitProgress(f, old);
+            long t0 = System.nanoTime();
+            HooksFixture.Http r = f.post("/v1/hints", hint("j", List.of("/data/a/sample-0", "/data/a/sample-1"), "\"supersedes\": \"" + old + "\""));
+            assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
+            JsonNode was = f.awaitState(old, "cancelled", Duration.ofSeconds(1));
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("superseded within a second").isLessThan(1000);
+            assertThat(was.path("message").asText()).contains("superseded by hint " + r.body().path("id").asText());
+            f.awaitState(r.body().path("id").asText(), "ready", Duration.ofSeconds(60));
+            assertThat(f.prefetchFetches()).as("the successor's chunks were fetched once, by whichever hint came first")
+                    .isLessThan(8L * CHUNKS_PER_FILE);
+            expect(f.post("/v1/hints", hint("j", List.of("/data/a"), "\"supersedes\": \"999\"")), 400, "supersedes");
+        }
+    }
+
+    @Test
     void hintsSurviveAHooksServerRestart(@TempDir Path dir) throws Exception {
         try (HooksFixture f = new HooksFixture(dir, 1606, 1, slow(DataSize.ofMiB(2)))) {
             dataset(f.admin, "/data/a", 6, 7);
@@ -261,6 +280,8 @@ class HooksTest {
             }
             assertThat(atRisk).as("4.2 MB at 1 MiB/s cannot be ready in 3 s: at risk first").isTrue();
             assertThat(s).isEqualTo("late");
+            assertThat(f.hooksMeter("strata.hooks.hints", "state", "late")).as("visible in the metrics").isEqualTo(1.0);
+            assertThat(f.hooksMeter("strata.hooks.deadlines.missed")).isEqualTo(1.0);
             JsonNode b = f.awaitState(sooner, "ready", Duration.ofSeconds(60));
             JsonNode a = f.awaitState(later, "ready", Duration.ofSeconds(60));
             assertThat(b.path("ready_at").asText()).as("the earlier deadline was staged first")
