@@ -45,7 +45,7 @@ final class AdminL2 extends AdminCommand.Call {
         try (NodeContext ctx = NodeContext.builder("strata-admin-l2").eventLoopThreads(1).blockingThreads(1).build();
              RpcClient rpc = new RpcClient(ctx, L2Messages.PROTOCOL, RpcOptions.DEFAULTS)) {
             Table agents = new Table("agent", "address", "domain", "lease", "capacity", "used", "staged", "undrained chunks", "cached",
-                    "drained", "drain rate", "drain lag", "refused full", "evictions");
+                    "drained", "drain rate", "drain lag", "refused full", "evictions", "pinned", "prefetched from L3");
             for (AgentInfo a : r.agents().values()) {
                 NodeInfo n = r.node(a.node());
                 String lease = a.serving() ? "live" : "expired";
@@ -55,10 +55,11 @@ final class AdminL2 extends AdminCommand.Call {
                             DataSize.human(st.capacityBytes()), DataSize.human(st.usedBytes()), DataSize.human(st.stagedBytes()),
                             st.stagedChunks(), DataSize.human(st.cachedBytes()), DataSize.human(st.drainedBytes()),
                             DataSize.human(st.drainBytesPerSecond()) + "/s", String.format(Locale.ROOT, "%.1f s", st.drainLagSeconds()),
-                            st.refusedFull(), st.evictions());
+                            st.refusedFull(), st.evictions(), DataSize.human(st.pinnedBytes()) + " (" + st.pinnedChunks() + " chunks)",
+                            DataSize.human(st.prefetchBytes()));
                 } catch (RuntimeException e) {
                     agents.row(a.node().value(), n.hostPort(), n.domain("domain"), lease + " (unreachable: " + e.getMessage() + ")",
-                            "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
+                            "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
                 }
             }
             if (r.agents().isEmpty()) {
