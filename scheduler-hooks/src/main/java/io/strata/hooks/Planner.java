@@ -138,6 +138,7 @@ public final class Planner implements AutoCloseable {
         List<Integer> tried = new ArrayList<>();
         int agent;
         int errors;
+        String lastError = "";
 
         Item(FilePlan file, int index, long bytes) {
             this.file = file;
@@ -560,7 +561,7 @@ public final class Planner implements AutoCloseable {
                 if (item.agent < 0) {
                     it.remove();
                     stop(j, HintState.FAILED, item.file.path + ": chunk " + item.index + ": no L2 agent could take it (tried "
-                            + item.tried + ")");
+                            + item.tried + (item.lastError.isEmpty() ? "" : "; last: " + item.lastError) + ")");
                     return;
                 }
                 int busy = inflight.getOrDefault(item.agent, 0);
@@ -625,6 +626,7 @@ public final class Planner implements AutoCloseable {
         LOG.info("hint {}: {} chunk {} on agent {} failed ({}); trying the next agent", j.id(), item.file.path, item.index, agent,
                 se.status());
         item.tried.add(agent);
+        item.lastError = se.getMessage();
         j.perAgent.computeIfAbsent(agent, x -> new long[2])[0] -= item.bytes;
         item.agent = item.epoch == 0 ? firstServing(Holders.cachedRanking(item.file.attrs.id().value(), item.index, item.file.agents), item.tried)
                 : firstServing(item.holders, item.tried);

@@ -249,6 +249,25 @@ class HooksTest {
     }
 
     @Test
+    void aHintThatDoesNotFitFailsWithTheReasonAndAnotherJobsDataStaysPinned(@TempDir Path dir) throws Exception {
+        try (HooksFixture f = new HooksFixture(dir, 1610, 1, c -> c.withCapacity(DataSize.ofMiB(2)))) {
+            dataset(f.admin, "/data/a", 2, 13);
+            dataset(f.admin, "/data/b", 4, 14);
+            String a = f.post("/v1/hints", hint("a", List.of("/data/a"), "")).body().path("id").asText();
+            f.awaitState(a, "ready", Duration.ofSeconds(60));
+            String b = f.post("/v1/hints", hint("b", List.of("/data/b"), "")).body().path("id").asText();
+            JsonNode failed = f.awaitState(b, "failed", Duration.ofSeconds(60));
+            assertThat(failed.path("message").asText()).as("names the chunk and why").contains("/data/b/sample-").contains("has no room");
+            assertThat(f.get("/v1/hints/" + a).body().path("state").asText()).isEqualTo("ready");
+            long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (f.pinnedChunks() != 2L * CHUNKS_PER_FILE && System.nanoTime() < end) {
+                Thread.sleep(50);
+            }
+            assertThat(f.pinnedChunks()).as("a's chunks stay pinned, the failed hint's pins went").isEqualTo(2L * CHUNKS_PER_FILE);
+        }
+    }
+
+    @Test
     void hintsSurviveAHooksServerRestart(@TempDir Path dir) throws Exception {
         try (HooksFixture f = new HooksFixture(dir, 1606, 1, slow(DataSize.ofMiB(2)))) {
             dataset(f.admin, "/data/a", 6, 7);
