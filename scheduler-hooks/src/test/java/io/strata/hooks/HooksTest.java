@@ -174,6 +174,17 @@ class HooksTest {
             expect(f.get("/v2/hints"), 404, "/v1");
             assertThat(f.get("/v1/hints").body().path("hints")).as("nothing was stored").isEmpty();
             assertThat(f.get("/v1/health").body().path("status").asText()).isEqualTo("ok");
+
+            f.admin.mkdirs("/data/a/deeper/still");
+            try (StrataFile x = f.admin.create("/data/a/deeper/still/sample-9")) {
+                x.write(0, ByteBuffer.wrap(new byte[10]));
+            }
+            assertThat(f.post("/v1/hints", hint("g", List.of("/d*/a/sample-?"), "")).body().path("files").asLong())
+                    .as("a glob within one directory").isEqualTo(1);
+            assertThat(f.post("/v1/hints", hint("g", List.of("/data/**/sample-9"), "")).body().path("files").asLong())
+                    .as("** crosses directories").isEqualTo(1);
+            assertThat(f.post("/v1/hints", hint("g", List.of("/data/a", "/data/a/sample-0"), "")).body().path("files").asLong())
+                    .as("a file named twice counts once").isEqualTo(2);
         }
     }
 
