@@ -206,6 +206,17 @@ final class ClientCore implements AutoCloseable {
 
     /** {@code op(parent, name)} for the last component of {@code parts}, retried once without the cache if the cached parent failed. */
     <T> CompletableFuture<T> inParent(Caller c, List<String> parts, ParentOp<T> op) {
+        return inParent(c, parts, op, true);
+    }
+
+    /**
+     * As {@link #inParent(Caller, List, ParentOp)}; with {@code retryNotFound} false a NOT_FOUND
+     * from {@code op} in a cached parent is the answer (a lookup of a missing name: the usual
+     * reason is that the name is missing, and a create follows at once). A parent removed by
+     * another client within the cache's ttl then reads as "no such name" until the ttl ends, as
+     * a kernel's entry cache would answer; NOT_A_DIRECTORY and STALE_HANDLE still retry.
+     */
+    <T> CompletableFuture<T> inParent(Caller c, List<String> parts, ParentOp<T> op, boolean retryNotFound) {
         String parentPath = PathNames.parent(parts);
         String name = PathNames.name(parts);
         boolean cached = dirs.get(c.uid(), parentPath) != null;
@@ -218,7 +229,9 @@ final class ClientCore implements AutoCloseable {
                 return CompletableFuture.completedFuture(v);
             }
             StrataException se = StrataException.wrap(e);
-            if (se.status() != Status.NOT_FOUND && se.status() != Status.NOT_A_DIRECTORY && se.status() != Status.STALE_HANDLE) {
+            boolean parentMayBeStale = (retryNotFound && se.status() == Status.NOT_FOUND) || se.status() == Status.NOT_A_DIRECTORY
+                    || se.status() == Status.STALE_HANDLE;
+            if (!parentMayBeStale) {
                 return CompletableFuture.<T>failedFuture(se);
             }
             dirs.invalidate(parentPath);

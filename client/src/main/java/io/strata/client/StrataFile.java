@@ -355,6 +355,24 @@ public final class StrataFile implements AutoCloseable {
         Futures.join(closeAsync(), core.config().ioTimeout().plus(core.config().metaTimeout()));
     }
 
+    /** The namespace's attributes as the open (or create) of this handle answered them. */
+    private volatile io.strata.protocol.meta.InodeAttrs openedAttrs;
+
+    void opened(io.strata.protocol.meta.InodeAttrs a) {
+        openedAttrs = a;
+    }
+
+    /**
+     * The attributes the open of this handle returned, with this client's length: what
+     * {@link #statAsync} would answer right after the open, without a round trip (a FUSE create
+     * is followed at once by the kernel asking for the new file's attributes). Empty when the
+     * handle was not opened through {@link StrataFileSystem#openAsync}.
+     */
+    public java.util.Optional<FileStatus> statAtOpen() {
+        io.strata.protocol.meta.InodeAttrs a = openedAttrs;
+        return a == null ? java.util.Optional.empty() : java.util.Optional.of(FileStatus.of(a, state.length()));
+    }
+
     /** Attributes of the file now (the namespace's, with this client's unpublished length). */
     public CompletableFuture<FileStatus> statAsync() {
         return core.meta().getattrAsync(caller, state.inode).thenApply(a -> {

@@ -505,6 +505,7 @@ public final class StrataFileSystem implements AutoCloseable {
         FileState s = core.acquire(now);
         s.cached(o.cached());
         StrataFile h = new StrataFile(core, s, through, o.sessionId(), read, write);
+        h.opened(now);
         if (!write || !truncate || (now.length() == 0 && now.chunkHighWater() == 0 && s.length() == 0)) {
             return CompletableFuture.completedFuture(h);
         }
@@ -516,6 +517,37 @@ public final class StrataFileSystem implements AutoCloseable {
             h.truncatedAtOpen();
             return h;
         });
+    }
+
+    /**
+     * Opens (without CREATE) the file {@code path} named a moment ago as inode {@code known}
+     * (a FUSE open follows the kernel's lookup of the same path): one Open call, no path walk.
+     * The Open answers the file's current attributes and data version, so what the handle reads
+     * is as fresh as with {@link #openAsync}; only the name-to-inode step is the caller's, as the
+     * kernel's dentry cache is. When that inode is gone or is no longer a regular file, the path
+     * is opened as {@link #openAsync} does.
+     */
+    public CompletableFuture<StrataFile> openKnownAsync(String path, InodeId known, Set<OpenFlag> flags) {
+        if (known == null || flags.contains(OpenFlag.CREATE)) {
+            return openAsync(path, flags, 0);
+        }
+        boolean write = flags.contains(OpenFlag.WRITE);
+        boolean read = flags.contains(OpenFlag.READ) || !write;
+        int f = (read ? OpenFlags.READ : 0) | (write ? OpenFlags.WRITE : 0);
+        return core.meta().openAsync(caller, known, f, core.clientId(), null).handle((o, e) -> {
+            if (e == null && o.attrs().isFile() && o.attrs().nlink() > 0) {
+                return handle(o, read, write, flags.contains(OpenFlag.TRUNCATE), path);
+            }
+            if (e == null) { // unlinked since, or not a regular file: end the session, go by the path
+                core.meta().closeAsync(caller.through(o.sessionId()), o.attrs().id(), o.sessionId(), 0, false, null);
+                return openAsync(path, flags, 0);
+            }
+            StrataException se = StrataException.wrap(e);
+            if (se.status() == Status.NOT_FOUND || se.status() == Status.STALE_HANDLE) {
+                return openAsync(path, flags, 0);
+            }
+            return CompletableFuture.<StrataFile>failedFuture(se);
+        }).thenCompose(x -> x);
     }
 
     public StrataFile open(String path, Set<OpenFlag> flags, int mode) {
@@ -593,7 +625,7 @@ public final class StrataFileSystem implements AutoCloseable {
         if (parts.isEmpty()) {
             return core.meta().getattrAsync(caller, InodeId.ROOT);
         }
-        return core.inParent(caller, parts, (p, n) -> core.meta().lookupAsync(caller, p, n));
+        return core.inParent(caller, parts, (p, n) -> core.meta().lookupAsync(caller, p, n), false);
     }
 
     private CompletableFuture<InodeAttrs> resolve(String path) {

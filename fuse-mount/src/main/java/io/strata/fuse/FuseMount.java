@@ -113,7 +113,7 @@ public final class FuseMount implements AutoCloseable {
             case CLOSE_TO_OPEN -> Duration.ofSeconds(1);
             case IMMUTABLE -> Duration.ofSeconds(60);
         });
-        FuseMount m = new FuseMount(new StrataFuse(fs, opts.root(), meters, attr.isZero() ? entry : Duration.ZERO), dir, attr, entry, opts);
+        FuseMount m = new FuseMount(new StrataFuse(fs, opts.root(), meters, attr.isZero() ? entry : Duration.ZERO, entry), dir, attr, entry, opts);
         m.loop.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!isMounted(dir)) {

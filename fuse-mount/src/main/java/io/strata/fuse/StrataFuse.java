@@ -127,8 +127,29 @@ final class StrataFuse extends FuseStubFS {
     private final Cache<String, FileStatus> dirAttrs;
     /** Moves at each change this mount makes: attributes fetched across one are not kept. */
     private final AtomicLong changes = new AtomicLong();
+    /**
+     * The inode a regular file's path named when this mount last looked it up for the kernel,
+     * per uid, kept for the entry timeout (null when it is 0): the kernel's lookup of a path
+     * comes right before its open, so the open goes to that inode with one Open call instead
+     * of walking the path again. Only the name-to-inode step is reused (as the kernel's own
+     * dentry cache reuses it for the entry timeout); the Open answers the file's current
+     * attributes and data version, so close-to-open holds as before. This mount's changes
+     * drop the entries they touch.
+     */
+    private final Cache<Known, InodeId> knownFiles;
+    /** Handles whose next fgetattr is answered with their open's attributes (libfuse asks right after a create). */
+    private final java.util.Set<Long> justCreated = ConcurrentHashMap.newKeySet();
+
+    private record Known(int uid, String path) {
+    }
 
     StrataFuse(StrataFileSystem fs, String root, MeterRegistry meters, Duration dirAttrTtl) {
+        this(fs, root, meters, dirAttrTtl, Duration.ZERO);
+    }
+
+    StrataFuse(StrataFileSystem fs, String root, MeterRegistry meters, Duration dirAttrTtl, Duration entryTtl) {
+        this.knownFiles = entryTtl.isZero() ? null
+                : Caffeine.newBuilder().expireAfterWrite(entryTtl).maximumSize(100_000).build();
         this.fs = fs;
         this.root = root.equals("/") ? "" : (root.endsWith("/") ? root.substring(0, root.length() - 1) : root);
         this.metaBound = fs.config().metaTimeout().plusSeconds(1);
@@ -314,6 +335,12 @@ final class StrataFuse extends FuseStubFS {
                     if (changes.get() != before) {
                         dirAttrs.invalidate(path); // a change of this mount may have crossed the fetch
                     }
+                } else if (knownFiles != null && st.type() == InodeType.FILE) {
+                    Known k = new Known((int) getContext().uid.get(), path);
+                    knownFiles.put(k, st.inode());
+                    if (changes.get() != before) {
+                        knownFiles.invalidate(k);
+                    }
                 }
             }
             fill(stat, st, rdev);
@@ -344,6 +371,14 @@ final class StrataFuse extends FuseStubFS {
 
     /** This mount changed {@code path} (and so its parent directory's times or link count). */
     private void changed(String path) {
+        if (knownFiles != null) {
+            changes.incrementAndGet();
+            if (path == null) {
+                knownFiles.invalidateAll();
+            } else {
+                knownFiles.asMap().keySet().removeIf(k -> k.path().equals(path));
+            }
+        }
         if (dirAttrs != null && path != null) {
             changes.incrementAndGet();
             dirAttrs.invalidate(path);
@@ -354,6 +389,10 @@ final class StrataFuse extends FuseStubFS {
 
     /** A change that may move whole subtrees (a rename): forget every directory. */
     private void changedTree() {
+        if (knownFiles != null) {
+            changes.incrementAndGet();
+            knownFiles.invalidateAll();
+        }
         if (dirAttrs != null) {
             changes.incrementAndGet();
             dirAttrs.invalidateAll();
@@ -364,7 +403,10 @@ final class StrataFuse extends FuseStubFS {
     public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
         return call("fgetattr", () -> {
             StrataFile h = fi == null ? null : open.get(fi.fh.get());
-            if (h != null) {
+            java.util.Optional<FileStatus> atOpen = h != null && justCreated.remove(fi.fh.get()) ? h.statAtOpen() : java.util.Optional.empty();
+            if (atOpen.isPresent()) {
+                fill(stat, atOpen.get(), 0); // the create's own answer, a moment old
+            } else if (h != null) {
                 fill(stat, join(h.statAsync(), metaBound));
             } else {
                 EntryStatus e = join(who().lstatEntryAsync(p(path)), metaBound);
@@ -561,7 +603,9 @@ final class StrataFuse extends FuseStubFS {
                     of.add(OpenFlag.TRUNCATE);
                 }
             }
-            return register(join(who().openAsync(p(path), of, 0), ioBound), fi, flags);
+            InodeId known = knownFiles == null || path == null ? null
+                    : knownFiles.getIfPresent(new Known((int) getContext().uid.get(), path));
+            return register(join(who().openKnownAsync(p(path), known, of), ioBound), fi, flags);
         });
     }
 
@@ -579,7 +623,9 @@ final class StrataFuse extends FuseStubFS {
             if ((flags & O_TRUNC) != 0) {
                 of.add(OpenFlag.TRUNCATE);
             }
-            return register(join(who().openAsync(p(path), of, (int) (mode & 07777)), ioBound), fi, flags);
+            int rc = register(join(who().openAsync(p(path), of, (int) (mode & 07777)), ioBound), fi, flags);
+            justCreated.add(fi.fh.get());
+            return rc;
         });
     }
 
@@ -661,6 +707,7 @@ final class StrataFuse extends FuseStubFS {
     public int release(String path, FuseFileInfo fi) {
         return call("release", () -> {
             StrataFile h = open.remove(fi.fh.get());
+            justCreated.remove(fi.fh.get());
             if (h != null) {
                 join(h.closeAsync(), ioBound);
                 if (h.isWritable()) {

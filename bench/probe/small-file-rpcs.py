@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""One process, small files on a Strata mount: per-operation latency (p50/p99) and the RPCs
+the mount sent per operation, read from its Prometheus endpoint.
+
+    bench/probe/small-file-rpcs.py DATA_DIR [FILES]
+
+DATA_DIR is a `strata up` data directory (its mount/ready.properties names the mount and its
+metrics address). Phases, each over FILES files in a fresh directory: create (open O_CREAT|O_WRONLY,
+16 KiB write, close), stat, read (open, read, close), unlink.
+"""
+import os, re, sys, time, urllib.request
+
+def props(p):
+    out = {}
+    for line in open(p):
+        if '=' in line and not line.startswith('#'):
+            k, v = line.split('=', 1)
+            out[k.strip()] = v.strip().replace('\\', '')
+    return out
+
+def rpc_counts(addr):
+    text = urllib.request.urlopen('http://%s/metrics' % addr, timeout=10).read().decode()
+    counts = {}
+    for m in re.finditer(r'^strata_rpc_calls_seconds_count\{([^}]*)\} (\S+)$', text, re.M):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        k = labels.get('message', '?')
+        counts[k] = counts.get(k, 0) + float(m.group(2))
+    return counts
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+def main():
+    data = sys.argv[1]
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    r = props(os.path.join(data, 'mount', 'ready.properties'))
+    mnt, addr = r['dir'], r['metrics']
+    d = os.path.join(mnt, 'probe-%d' % os.getpid())
+    os.mkdir(d)
+    buf = os.urandom(16384)
+    names = [os.path.join(d, 'f%05d' % i) for i in range(n)]
+
+    def create(p):
+        fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+        os.write(fd, buf)
+        os.close(fd)
+
+    def stat(p):
+        os.stat(p)
+
+    def read(p):
+        fd = os.open(p, os.O_RDONLY)
+        os.read(fd, 16384)
+        os.close(fd)
+
+    def unlink(p):
+        os.unlink(p)
+
+    print('%-7s %8s %9s %9s  %s' % ('op', 'ops/s', 'p50 ms', 'p99 ms', 'RPCs per op (mount -> meta/storage)'))
+    for name, f in (('create', create), ('stat', stat), ('read', read), ('unlink', unlink)):
+        before = rpc_counts(addr)
+        lat = []
+        t0 = time.perf_counter()
+        for p in names:
+            s = time.perf_counter()
+            f(p)
+            lat.append(time.perf_counter() - s)
+        secs = time.perf_counter() - t0
+        after = rpc_counts(addr)
+        diff = {k: (after.get(k, 0) - before.get(k, 0)) / n for k in after}
+        diff = {k: v for k, v in diff.items() if v >= 0.005}
+        total = sum(diff.values())
+        detail = ' '.join('%s=%.2f' % (k, v) for k, v in sorted(diff.items(), key=lambda kv: -kv[1]))
+        print('%-7s %8.0f %9.2f %9.2f  total=%.2f %s' % (name, n / secs, pct(lat, 0.5) * 1e3, pct(lat, 0.99) * 1e3, total, detail))
+    os.rmdir(d)
+
+main()

@@ -1,0 +1,169 @@
+package io.strata.fuse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Timer;
+import io.strata.client.StrataFileSystem;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * How many metadata round trips a small-file operation costs through a real mount, counted from
+ * the mount's own RPC meters ({@code strata.rpc.calls} by message): a create of a missing name is
+ * one negative Lookup (the kernel's) and one CreateOpen, with no Resolve and no GetAttr; an open
+ * of a file the kernel just looked up is one Open, no path walk. And what must not change for
+ * it: close-to-open across clients (another client replaces a file the mount just looked up;
+ * the mount's next open reads the new file).
+ */
+@RequiresFuse
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class MetaRoundTripsIT {
+    @TempDir
+    static Path dir;
+    static MountedCluster c;
+
+    @BeforeAll
+    static void start() {
+        c = MountedCluster.start(dir.resolve("cluster"), 77);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    /** Calls the mount sent, by message, since {@code before}. */
+    static Map<String, Long> since(Map<String, Long> before) {
+        Map<String, Long> now = calls();
+        Map<String, Long> d = new TreeMap<>();
+        now.forEach((k, v) -> {
+            long n = v - before.getOrDefault(k, 0L);
+            if (n > 0) {
+                d.put(k, n);
+            }
+        });
+        return d;
+    }
+
+    static Map<String, Long> calls() {
+        Map<String, Long> out = new TreeMap<>();
+        for (Meter m : c.meters().getMeters()) {
+            if (m instanceof Timer t && m.getId().getName().equals("strata.rpc.calls")) {
+                String k = m.getId().getTag("message") + "/" + m.getId().getTag("status");
+                out.merge(k, t.count(), Long::sum);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aSmallFileCreateIsOneNegativeLookupAndOneCreateOpen() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-create"));
+        Files.writeString(d.resolve("warm"), "x"); // the directory's inode is known to the mount now
+        byte[] data = new byte[16 * 1024];
+        int files = 20;
+        Map<String, Long> before = calls();
+        for (int i = 0; i < files; i++) {
+            Files.write(d.resolve("f" + i), data);
+        }
+        Map<String, Long> sent = since(before);
+        assertThat(sent.getOrDefault("CreateOpen/OK", 0L)).as("%s", sent).isEqualTo(files);
+        assertThat(sent.getOrDefault("Lookup/NOT_FOUND", 0L)).as("one negative lookup per create: %s", sent).isLessThanOrEqualTo(files);
+        assertThat(sent.getOrDefault("Resolve/OK", 0L)).as("no path walk before a create: %s", sent).isZero();
+        assertThat(sent.getOrDefault("GetAttr/OK", 0L)).as("the create's attributes answer libfuse's fgetattr: %s", sent).isZero();
+        for (int i = 0; i < files; i++) {
+            assertThat(Files.size(d.resolve("f" + i))).isEqualTo(data.length);
+        }
+    }
+
+    @Test
+    void openingAFileTheKernelJustLookedUpIsOneOpenWithoutAPathWalk() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-open"));
+        int files = 20;
+        for (int i = 0; i < files; i++) {
+            Files.writeString(d.resolve("f" + i), "content " + i);
+        }
+        Map<String, Long> before = calls();
+        for (int i = 0; i < files; i++) {
+            assertThat(Files.readString(d.resolve("f" + i))).isEqualTo("content " + i);
+        }
+        Map<String, Long> sent = since(before);
+        assertThat(sent.getOrDefault("Open/OK", 0L)).as("%s", sent).isEqualTo(files);
+        assertThat(sent.getOrDefault("Resolve/OK", 0L)).as("no path walk at open: %s", sent).isZero();
+    }
+
+    @Test
+    void aMissingNameIsAnsweredWithOneLookup() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-missing"));
+        Files.writeString(d.resolve("warm"), "x");
+        Map<String, Long> before = calls();
+        for (int i = 0; i < 10; i++) {
+            assertThat(Files.exists(d.resolve("nope" + i))).isFalse();
+        }
+        Map<String, Long> sent = since(before);
+        assertThat(sent.getOrDefault("Lookup/NOT_FOUND", 0L)).as("%s", sent).isEqualTo(10);
+        assertThat(sent.getOrDefault("Resolve/OK", 0L)).as("%s", sent).isZero();
+    }
+
+    @Test
+    void closeToOpenStillHoldsWhenAnotherClientReplacesAFileTheMountJustLookedUp() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-c2o"));
+        Path p = d.resolve("f");
+        Files.writeString(p, "old");
+        try (StrataFileSystem other = c.client("other")) {
+            for (int round = 0; round < 5; round++) {
+                assertThat(Files.size(p)).isPositive(); // the mount looks p up: it knows p's inode
+                String next = "new content of round " + round;
+                other.delete("/rt-c2o/f");
+                try (var h = other.create("/rt-c2o/f")) {
+                    byte[] b = next.getBytes(StandardCharsets.UTF_8);
+                    h.write(0, b, 0, b.length);
+                } // closed (published) on the other client before the mount opens
+                assertThat(Files.readString(p)).isEqualTo(next);
+            }
+            // and a file the other client removed is gone for an open, not served from the old inode
+            assertThat(Files.size(p)).isPositive();
+            other.delete("/rt-c2o/f");
+            boolean gone;
+            try {
+                Files.readString(p);
+                gone = false;
+            } catch (NoSuchFileException e) {
+                gone = true;
+            }
+            assertThat(gone).isTrue();
+        }
+    }
+
+    @Test
+    void aWriteThroughAnotherClientIsSeenByTheNextOpenAfterItsClose() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-c2o-same"));
+        Path p = d.resolve("f");
+        Files.writeString(p, "v0");
+        try (StrataFileSystem other = c.client("other2")) {
+            for (int round = 1; round <= 5; round++) {
+                assertThat(Files.readString(p)).isEqualTo("v" + (round - 1));
+                String next = "v" + round;
+                try (var h = other.open("/rt-c2o-same/f", java.util.EnumSet.of(io.strata.client.OpenFlag.WRITE,
+                        io.strata.client.OpenFlag.TRUNCATE), 0)) {
+                    byte[] b = next.getBytes(StandardCharsets.UTF_8);
+                    h.write(0, b, 0, b.length);
+                }
+                assertThat(Files.readString(p)).isEqualTo(next);
+            }
+        }
+    }
+}
