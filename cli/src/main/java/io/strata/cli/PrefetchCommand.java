@@ -162,7 +162,7 @@ final class PrefetchCommand {
                 DataSize.human(total), eta, h.path("state").asText());
     }
 
-    @Command(name = "submit", description = "Post a hint; prints its id.",
+    @Command(name = "submit", mixinStandardHelpOptions = true, description = "Post a hint; prints its id.",
             footerHeading = "%nExamples:%n",
             footer = {"  strata prefetch submit --job train-7 --path /datasets/x --deadline 30m",
                     "  strata prefetch submit --job eval --path '/data/val/*.tar' --wait"})
@@ -214,7 +214,7 @@ final class PrefetchCommand {
         }
     }
 
-    @Command(name = "status", description = "A hint's state, bytes, ETA and progress per node.",
+    @Command(name = "status", mixinStandardHelpOptions = true, description = "A hint's state, bytes, ETA and progress per node.",
             footerHeading = "%nExamples:%n", footer = {"  strata prefetch status 12", "  strata prefetch status 12 --watch"})
     static final class StatusCmd extends Base {
         @Parameters(paramLabel = "ID")
@@ -249,7 +249,7 @@ final class PrefetchCommand {
         }
     }
 
-    @Command(name = "cancel", description = "Stop a hint (no new fetch; its pins are released).",
+    @Command(name = "cancel", mixinStandardHelpOptions = true, description = "Stop a hint (no new fetch; its pins are released).",
             footerHeading = "%nExamples:%n", footer = {"  strata prefetch cancel 12"})
     static final class Cancel extends Base {
         @Parameters(paramLabel = "ID")
@@ -263,7 +263,7 @@ final class PrefetchCommand {
         }
     }
 
-    @Command(name = "list", description = "Every hint (or one job's).",
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "Every hint (or one job's).",
             footerHeading = "%nExamples:%n", footer = {"  strata prefetch list", "  strata prefetch list --job train-7"})
     static final class ListCmd extends Base {
         @Option(names = "--job", description = "Only this job's hints.")
@@ -283,7 +283,7 @@ final class PrefetchCommand {
         }
     }
 
-    @Command(name = "end", description = "End a job: cancel its hints still staging, release what they pinned, remove them.",
+    @Command(name = "end", mixinStandardHelpOptions = true, description = "End a job: cancel its hints still staging, release what they pinned, remove them.",
             footerHeading = "%nExamples:%n", footer = {"  strata prefetch end train-7"})
     static final class End extends Base {
         @Parameters(paramLabel = "JOB")
