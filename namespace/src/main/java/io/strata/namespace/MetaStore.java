@@ -62,7 +62,7 @@ public final class MetaStore implements Meta, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MetaStore.class);
 
     /**
-     * @param workers         threads running transactions (they block on the store)
+     * @param workers         threads running transaction bodies (a commit is queued, not waited for)
      * @param inodeBatch      inode ids reserved per allocator transaction
      * @param gcInterval      pause between two collector passes (zero: no pass by itself)
      * @param gcDelay         how long a deleted file's chunks wait before they are freed
@@ -183,7 +183,7 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     private <T> CompletableFuture<T> read(String op, Function<NsTx, T> body) {
         long t0 = ctx.clock().nanoTime();
-        return timed(op, CompletableFuture.supplyAsync(() -> tr.run(tx -> body.apply(new NsTx(tx, true, nowNanos()))), workers), t0);
+        return timed(op, tr.runAsync(tx -> body.apply(new NsTx(tx, true, nowNanos()))), t0);
     }
 
     /** A read-write operation, applied once per request id. */
@@ -191,20 +191,22 @@ public final class MetaStore implements Meta, AutoCloseable {
                                            BodyWithId<T> body, Function<T, byte[]> enc, Function<byte[], T> dec) {
         long t0 = ctx.clock().nanoTime();
         RequestId id = req != null ? req : RequestId.create(nowMillis(), ctx.random());
-        return timed(op, CompletableFuture.supplyAsync(() -> {
-            InodeId fresh = newId == null ? null : newId.get();
-            byte[] idemKey = KeySpace.idempotency(id);
-            return tr.run(tx -> {
-                byte[] rec = tx.get(idemKey);
-                if (rec != null) {
-                    return dec.apply(Arrays.copyOfRange(rec, 8, rec.length));
-                }
-                long now = nowNanos();
-                T r = body.apply(new NsTx(tx, false, now), fresh, now / 1_000_000);
-                tx.set(idemKey, Bytes.concat(Bytes.le64(nowMillis()), enc.apply(r)));
-                return r;
-            });
-        }, workers), t0);
+        // the new inode's id is taken once, by the first attempt, before its snapshot opens
+        InodeId[] fresh = {null};
+        byte[] idemKey = KeySpace.idempotency(id);
+        return timed(op, tr.runAsync(tx -> {
+            if (newId != null && fresh[0] == null) {
+                fresh[0] = newId.get();
+            }
+            byte[] rec = tx.get(idemKey);
+            if (rec != null) {
+                return dec.apply(Arrays.copyOfRange(rec, 8, rec.length));
+            }
+            long now = nowNanos();
+            T r = body.apply(new NsTx(tx, false, now), fresh[0], now / 1_000_000);
+            tx.set(idemKey, Bytes.concat(Bytes.le64(nowMillis()), enc.apply(r)));
+            return r;
+        }), t0);
     }
 
     @FunctionalInterface

@@ -103,6 +103,69 @@ class MetaServerCrashIT {
         }
     }
 
+    /**
+     * Many creates in flight at once (more than the service's worker threads, so they share
+     * LMDB write transactions and fsyncs): the process is killed right after the last answer,
+     * and every answered create is there after a restart.
+     */
+    @Test
+    void concurrentCreatesAnsweredSurviveAKillRightAfterTheAnswers() throws Exception {
+        Path data = tmp.resolve("data");
+        Path config = tmp.resolve("meta.toml");
+        Files.writeString(config, """
+                [node]
+                name = "meta-crash-group"
+                listen = "127.0.0.1:0"
+                data = "%s"
+                [meta]
+                gc-interval = "0s"
+                workers = 2
+                [meta.lmdb]
+                sync = true
+                [[meta.chain-tables]]
+                id = 1
+                replicas = 3
+                chains = [1, 2, 3, 4]
+                """.formatted(data));
+        int n = 300;
+        List<InodeAttrs> answered = new ArrayList<>();
+        try (NodeContext ctx = NodeContext.seeded("crash-client", 6)) {
+            JavaProcess p = startServer(config, data);
+            try (RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
+                MetaClient c = new MetaClient(ctx, rpc, List.of(Addresses.parse(Files.readString(data.resolve("meta.address")))),
+                        Duration.ofSeconds(30), 1);
+                Random r = new Random(2);
+                InodeAttrs dir = Futures.join(c.mkdirAsync(Caller.ROOT, InodeId.ROOT, "d", 0755, RequestId.random(r)));
+                List<java.util.concurrent.CompletableFuture<InodeAttrs>> inflight = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    inflight.add(c.createAsync(Caller.ROOT, dir.id(), "f" + i, 0644, true, RequestId.random(r)));
+                }
+                java.util.concurrent.CompletableFuture.allOf(inflight.toArray(new java.util.concurrent.CompletableFuture[0]))
+                        .get(60, java.util.concurrent.TimeUnit.SECONDS);
+                p.kill(); // SIGKILL as soon as the last answer arrived
+                for (var f : inflight) {
+                    answered.add(f.join());
+                }
+            } finally {
+                p.close();
+            }
+            JavaProcess again = startServer(config, data);
+            try (RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
+                MetaClient c = new MetaClient(ctx, rpc, List.of(Addresses.parse(Files.readString(data.resolve("meta.address")))));
+                InodeAttrs dir = Futures.join(c.lookupAsync(Caller.ROOT, InodeId.ROOT, "d"));
+                for (int i = 0; i < n; i++) {
+                    InodeAttrs a = Futures.join(c.lookupAsync(Caller.ROOT, dir.id(), "f" + i));
+                    assertThat(a.id()).as("f%d", i).isEqualTo(answered.get(i).id());
+                }
+            } finally {
+                again.stop(Duration.ofSeconds(10));
+            }
+        }
+        try (LmdbKvStore kv = LmdbKvStore.open(data.resolve("meta"))) {
+            Fsck.check(kv);
+        }
+    }
+
     private static void collect(List<java.util.concurrent.CompletableFuture<InodeAttrs>> inflight, List<String> names, List<String> acked) {
         for (int k = 0; k < inflight.size(); k++) {
             try {

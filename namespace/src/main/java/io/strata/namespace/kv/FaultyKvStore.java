@@ -4,6 +4,7 @@ import io.strata.core.fault.FaultInjector;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.fault.FaultScope;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Wraps a store and fires fault points around every commit of a transaction that wrote
@@ -117,6 +118,19 @@ public final class FaultyKvStore implements KvStore {
             if (wrote) {
                 faults.fire(AFTER_COMMIT, scope);
             }
+        }
+
+        @Override
+        public CompletableFuture<Void> commitAsync() {
+            if (!wrote) {
+                return tx.commitAsync();
+            }
+            try {
+                faults.fire(BEFORE_COMMIT, scope);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+            return tx.commitAsync().thenRun(() -> faults.fire(AFTER_COMMIT, scope));
         }
 
         @Override

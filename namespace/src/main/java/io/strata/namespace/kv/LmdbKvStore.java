@@ -47,7 +47,11 @@ import org.slf4j.LoggerFactory;
  * transaction whose snapshot is older than the log is refused as a conflict (too old) and
  * retried. Valid transactions of a batch are applied in one LMDB write transaction (each in a
  * nested transaction, so one failing write does not sink the others) with one fsync: group
- * commit. The order the committer accepts them in is the serial order. Conflicts are therefore
+ * commit. The order the committer accepts them in is the serial order.
+ * {@link KvTransaction#commitAsync()} queues the same way but does not wait: a thread that is
+ * not the committer goes back to other work and the future completes after the batch's sync, so
+ * a batch holds every transaction queued during the previous sync, not one per waiting thread.
+ * The queue is bounded ({@link #MAX_QUEUED}): when it is full, committing threads wait. Conflicts are therefore
  * real (no lost update, no write skew), detected without locking readers; writers are
  * serialised only for the apply itself.
  *
@@ -64,6 +68,11 @@ public final class LmdbKvStore implements KvStore {
     static final Duration LOG_RETENTION = Duration.ofSeconds(10);
     static final int LOG_MAX_ENTRIES = 200_000;
     private static final int MAX_BATCH = 512;
+    /**
+     * Most commits queued at once: a caller queuing one more waits until the committer has taken
+     * a batch (back-pressure: callers slow down instead of piling up work nobody can finish).
+     */
+    static final int MAX_QUEUED = 4 * MAX_BATCH;
 
     /** Settings of the embedded store. */
     public record Options(long mapSizeBytes, boolean sync, int maxReaders) {
@@ -86,7 +95,7 @@ public final class LmdbKvStore implements KvStore {
     private final Path dir;
     private final Env<byte[]> env;
     private final Dbi<byte[]> db;
-    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>(MAX_QUEUED);
     private final ArrayDeque<Committed> log = new ArrayDeque<>(); // under commitLock
     private final ReentrantLock commitLock = new ReentrantLock();
     private final AtomicInteger open = new AtomicInteger();
@@ -192,13 +201,27 @@ public final class LmdbKvStore implements KvStore {
     }
 
     /**
-     * Queues {@code p}, commits the queue if nobody else is, and waits for {@code p}'s outcome.
-     * No transaction is stranded: a thread that fails to take the lock does so because a holder
-     * has it, and every holder looks at the queue again <i>after</i> letting go (taking the
-     * lock again when it is not empty), so it sees anything queued while it held the lock.
+     * Queues {@code p}, commits the queue if nobody else is, and returns {@code p}'s outcome,
+     * complete or not. No transaction is stranded: a thread that fails to take the lock does so
+     * because a holder has it, and every holder looks at the queue again <i>after</i> letting go
+     * (taking the lock again when it is not empty), so it sees anything queued while it held the
+     * lock. A thread that finds the lock taken returns at once ({@link KvTransaction#commitAsync})
+     * and does other work; the holder commits its transaction in its next batch and completes
+     * the future after that batch's sync.
      */
-    private void commitQueued(Pending p) {
-        queue.add(p);
+    private CompletableFuture<Long> enqueue(Pending p) {
+        if (!queue.offer(p)) {
+            try {
+                queue.put(p); // full: wait for the committer to take a batch
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                p.done.completeExceptionally(new StrataException(Status.CANCELLED, "interrupted while queuing a commit"));
+                return p.done;
+            }
+        }
+        if (closed) {
+            failAll(drain(), new StrataException(Status.SHUTTING_DOWN, "LMDB store closed"));
+        }
         while (!queue.isEmpty() && commitLock.tryLock()) {
             try {
                 drainQueue();
@@ -206,7 +229,7 @@ public final class LmdbKvStore implements KvStore {
                 commitLock.unlock();
             }
         }
-        Futures.join(p.done, Duration.ofMinutes(2));
+        return p.done;
     }
 
     private void commitBatch(List<Pending> batch) {
@@ -524,7 +547,18 @@ public final class LmdbKvStore implements KvStore {
             if (writes.isEmpty()) {
                 return; // a read-only transaction is serializable at its snapshot
             }
-            commitQueued(new Pending(snapshotVersion, reads, writes, new CompletableFuture<>()));
+            Futures.join(enqueue(new Pending(snapshotVersion, reads, writes, new CompletableFuture<>())), Duration.ofMinutes(2));
+        }
+
+        @Override
+        public CompletableFuture<Void> commitAsync() {
+            writable();
+            closeSnapshot();
+            done = true;
+            if (writes.isEmpty()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            return enqueue(new Pending(snapshotVersion, reads, writes, new CompletableFuture<>())).thenApply(v -> null);
         }
 
         @Override
