@@ -110,6 +110,10 @@ public final class Planner implements AutoCloseable {
     private final Counter missed;
     private volatile boolean closed;
     private long lastRefresh;
+    private long lastEstimate;
+    /** Bytes staged by all hints, and when: the rate the estimates use. */
+    private final ArrayDeque<long[]> rateSamples = new ArrayDeque<>();
+    private long stagedTotal;
 
     private record Placed(long dataVersion, List<Integer> agents) {
     }
@@ -156,7 +160,10 @@ public final class Planner implements AutoCloseable {
         final ArrayDeque<Item> queue = new ArrayDeque<>();
         final List<FilePlan> toMark = new ArrayList<>();
         final Map<Integer, long[]> perAgent = new TreeMap<>();
-        final ArrayDeque<long[]> samples = new ArrayDeque<>();
+        /** Bytes still to stage per file (inode), for the estimate. */
+        final Map<Long, Long> left = new HashMap<>();
+        /** When this job should be ready, from the last estimate (0: not known yet). */
+        long etaAt;
         int running;
         int unmarked;
         long bytesTotal;
@@ -529,6 +536,7 @@ public final class Planner implements AutoCloseable {
             Item it = new Item(fp, i, bytes);
             it.agent = firstServing(Holders.cachedRanking(a.id().value(), i, fp.agents), it.tried);
             j.queue.add(it);
+            j.left.merge(a.id().value(), bytes, Long::sum);
             j.bytesTotal += bytes;
             j.perAgent.computeIfAbsent(it.agent, x -> new long[2])[0] += bytes;
         }
@@ -601,6 +609,8 @@ public final class Planner implements AutoCloseable {
         }
         if (e == null) {
             stagedBytes.increment(item.bytes);
+            stagedTotal += item.bytes;
+            j.left.merge(item.file.attrs.id().value(), -item.bytes, Long::sum);
             j.bytesDone += item.bytes;
             j.perAgent.computeIfAbsent(agent, x -> new long[2])[1] += item.bytes;
             j.dirty = true;
@@ -765,6 +775,9 @@ public final class Planner implements AutoCloseable {
     /** Writes changed hints to the cluster manager ({@code now}: at once, else every {@code persistEvery}). */
     private void persist(boolean now) {
         long t = clock.millis();
+        if (t - lastEstimate >= 250) {
+            estimate(t);
+        }
         for (Job j : jobs.values()) {
             if (j.endRequested && j.released) {
                 continue;
@@ -793,26 +806,51 @@ public final class Planner implements AutoCloseable {
         }
     }
 
+    /**
+     * Estimates when each active hint will be ready. Hints are served in order (priority, then
+     * deadline), so a hint is ready once the bytes of every hint before it and its own are
+     * staged: its ETA is now plus that sum over the rate all hints staged at in the last 5 s. A
+     * file two hints share counts once, for the first (the second only pins it).
+     */
+    private void estimate(long now) {
+        lastEstimate = now;
+        rateSamples.addLast(new long[] {now, stagedTotal});
+        while (rateSamples.size() > 2 && now - rateSamples.peekFirst()[0] > 5_000) {
+            rateSamples.removeFirst();
+        }
+        long[] first = rateSamples.peekFirst();
+        long dt = now - first[0];
+        long db = stagedTotal - first[1];
+        if (dt < 500 || db <= 0) {
+            return; // no rate yet: keep the last estimates
+        }
+        double perMilli = db / (double) dt;
+        java.util.Set<Long> counted = new java.util.HashSet<>();
+        long ahead = 0;
+        for (Job j : ordered()) {
+            if (!j.planned || !j.state().active()) {
+                continue;
+            }
+            for (Map.Entry<Long, Long> e : j.left.entrySet()) {
+                if (e.getValue() > 0 && counted.add(e.getKey())) {
+                    ahead += e.getValue();
+                }
+            }
+            j.etaAt = now + (long) (ahead / perMilli);
+        }
+    }
+
     /** Updates a job's figures, estimate and deadline state from its counters. */
     private void progress(Job j, long now) {
         if (!j.planned) {
             return;
         }
-        j.samples.addLast(new long[] {now, j.bytesDone});
-        while (j.samples.size() > 2 && now - j.samples.peekFirst()[0] > 10_000) {
-            j.samples.removeFirst();
-        }
         long eta = j.hint.eta();
         long left = j.bytesTotal - j.bytesDone;
         if (left <= 0) {
             eta = j.state() == HintState.READY ? j.hint.readyAt() : now;
-        } else if (j.samples.size() >= 2) {
-            long[] first = j.samples.peekFirst();
-            long dt = now - first[0];
-            long db = j.bytesDone - first[1];
-            if (dt >= 200 && db > 0) {
-                eta = now + (long) (left * (double) dt / db);
-            }
+        } else if (j.etaAt > 0) {
+            eta = j.etaAt;
         }
         Map<String, Hint.NodeProgress> per = new TreeMap<>();
         for (Map.Entry<Integer, long[]> e : j.perAgent.entrySet()) {
