@@ -111,9 +111,9 @@ public final class Planner implements AutoCloseable {
     private volatile boolean closed;
     private long lastRefresh;
     private long lastEstimate;
-    /** Bytes staged by all hints, and when: the rate the estimates use. */
+    /** Bytes fetched from L3 for all hints, and when: the rate the estimates use. */
     private final ArrayDeque<long[]> rateSamples = new ArrayDeque<>();
-    private long stagedTotal;
+    private long fetchedTotal;
 
     private record Placed(long dataVersion, List<Integer> agents) {
     }
@@ -595,10 +595,11 @@ public final class Planner implements AutoCloseable {
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        f.whenComplete((r, e) -> events.add(() -> fetched(j, item, agent, e)));
+        f.whenComplete((r, e) -> events.add(() -> fetched(j, item, agent,
+                r instanceof io.strata.protocol.l2.L2Message.Fetched done && done.fromL3(), e)));
     }
 
-    private void fetched(Job j, Item item, int agent, Throwable e) {
+    private void fetched(Job j, Item item, int agent, boolean fromL3, Throwable e) {
         inflight.merge(agent, -1, Integer::sum);
         j.running--;
         if (!j.state().active()) {
@@ -609,7 +610,9 @@ public final class Planner implements AutoCloseable {
         }
         if (e == null) {
             stagedBytes.increment(item.bytes);
-            stagedTotal += item.bytes;
+            if (fromL3) {
+                fetchedTotal += item.bytes; // a pin of a chunk already there costs no L3 read: not part of the rate
+            }
             j.left.merge(item.file.attrs.id().value(), -item.bytes, Long::sum);
             j.bytesDone += item.bytes;
             j.perAgent.computeIfAbsent(agent, x -> new long[2])[1] += item.bytes;
@@ -814,13 +817,18 @@ public final class Planner implements AutoCloseable {
      */
     private void estimate(long now) {
         lastEstimate = now;
-        rateSamples.addLast(new long[] {now, stagedTotal});
+        boolean busy = jobs.values().stream().anyMatch(j -> j.running > 0);
+        if (!busy) {
+            rateSamples.clear(); // idle time is not part of the rate
+            return;
+        }
+        rateSamples.addLast(new long[] {now, fetchedTotal});
         while (rateSamples.size() > 2 && now - rateSamples.peekFirst()[0] > 5_000) {
             rateSamples.removeFirst();
         }
         long[] first = rateSamples.peekFirst();
         long dt = now - first[0];
-        long db = stagedTotal - first[1];
+        long db = fetchedTotal - first[1];
         if (dt < 500 || db <= 0) {
             return; // no rate yet: keep the last estimates
         }
@@ -832,12 +840,23 @@ public final class Planner implements AutoCloseable {
                 continue;
             }
             for (Map.Entry<Long, Long> e : j.left.entrySet()) {
-                if (e.getValue() > 0 && counted.add(e.getKey())) {
+                // a file an earlier hint stages (or staged) is only pinned for this one
+                if (counted.add(e.getKey()) && e.getValue() > 0 && !stagedElsewhere(j, e.getKey())) {
                     ahead += e.getValue();
                 }
             }
             j.etaAt = now + (long) (ahead / perMilli);
         }
+    }
+
+    /** Whether a hint other than {@code j} has every chunk of file {@code inode} in L2 already. */
+    private boolean stagedElsewhere(Job j, long inode) {
+        for (Job o : jobs.values()) {
+            if (o != j && o.left.containsKey(inode) && o.left.get(inode) <= 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Updates a job's figures, estimate and deadline state from its counters. */
