@@ -242,7 +242,7 @@ final class BenchCkptCommand implements Callable<Integer> {
             commit.append("shard-").append(i).append('\t').append(shardBytes).append('\n'); // the commit checks each is there, this size
         }
         log.printf("%s%s: %d writers save into %s, then commit at %s%n", TAG, name, writers, what, level);
-        Map<String, Long> cpu0 = cpu(data);
+        Map<String, Long> cpu0 = DaemonCpu.read(data, CPU_KINDS);
         long t0 = System.nanoTime();
         Run w;
         try (Ticker t = new Ticker(log, name + ": writing", () -> written(gen, writers * shardBytes))) {
@@ -252,7 +252,7 @@ final class BenchCkptCommand implements Callable<Integer> {
             PathXattrs.set(gen, COMMIT, commit.toString());
         }
         double stall = (System.nanoTime() - t0) / 1e9;
-        String cpu = cpuUsed(cpu0, cpu(data));
+        String cpu = DaemonCpu.used(CPU_KINDS, cpu0, DaemonCpu.read(data, CPU_KINDS));
         log.printf("%s%s: writes + close %.2f s, commit at %s returned at %.2f s (CPU s meanwhile: %s); waiting for durability=l3%n",
                 TAG, name, w.seconds(), level, stall, cpu);
         Map<String, String> st;
@@ -316,14 +316,14 @@ final class BenchCkptCommand implements Callable<Integer> {
         dropCaches(data, log);
         long l3Before = mnt == null ? -1 : l3ReadBytes(data);
         long l1Before = mnt == null ? -1 : l1Hits(mnt, data);
-        Map<String, Long> cpu0 = mnt == null ? null : cpu(data);
+        Map<String, Long> cpu0 = mnt == null ? null : DaemonCpu.read(data, CPU_KINDS);
         Run r;
         try (Ticker t = new Ticker(log, "restore " + name, () -> "")) {
             r = readShards(writers, gen, shardBytes);
         }
         long l3 = mnt == null ? -1 : delta(l3Before, l3ReadBytes(data));
         long l1 = mnt == null ? -1 : delta(l1Before, l1Hits(mnt, data));
-        String cpu = mnt == null ? "-" : cpuUsed(cpu0, cpu(data));
+        String cpu = mnt == null ? "-" : DaemonCpu.used(CPU_KINDS, cpu0, DaemonCpu.read(data, CPU_KINDS));
         log.printf("%srestore %s: %.2f s, %.0f MB/s%s%n", TAG, name, r.seconds(), r.mbps(), mnt == null ? ""
                 : ", storage nodes served " + l3(l3) + ", L1 served " + (l1 < 0 ? "unknown" : l1) + " blocks; CPU s meanwhile: " + cpu);
         return new Restore(r, l3, l1, cpu);
@@ -367,34 +367,6 @@ final class BenchCkptCommand implements Callable<Integer> {
             thread.interrupt();
             thread.join();
         }
-    }
-
-    /** CPU time so far of the cluster's daemons, in nanoseconds, summed by kind (mount, l2, storage, meta, mgmtd). */
-    private static Map<String, Long> cpu(Path data) {
-        Map<String, Long> m = new LinkedHashMap<>();
-        for (String kind : CPU_KINDS) {
-            m.put(kind, 0L);
-        }
-        try {
-            for (ClusterDir.Member member : new ClusterDir(data).members()) {
-                String kind = member.name().replaceFirst("-\\d+$", "");
-                long ns = ProcessHandle.of(member.pid()).flatMap(h -> h.info().totalCpuDuration()).map(Duration::toNanos).orElse(0L);
-                m.merge(kind, ns, Long::sum);
-            }
-        } catch (IOException | RuntimeException e) {
-            // unknown: the figures say 0
-        }
-        return m;
-    }
-
-    /** "mount 1.2, l2 3.4, storage 0.5, meta 0.1": CPU seconds each kind of daemon used between two {@link #cpu} readings. */
-    private static String cpuUsed(Map<String, Long> before, Map<String, Long> after) {
-        StringBuilder sb = new StringBuilder();
-        for (String kind : CPU_KINDS) {
-            long d = after.getOrDefault(kind, 0L) - before.getOrDefault(kind, 0L);
-            sb.append(sb.isEmpty() ? "" : ", ").append(kind).append(' ').append(String.format(Locale.ROOT, "%.1f", d / 1e9));
-        }
-        return sb.toString();
     }
 
     private static Map<String, String> status(Path gen) throws IOException {

@@ -252,7 +252,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
                 long p0 = agentsSum(data, "strata_l2_prefetch_bytes");
                 long f0 = agentsSum(data, "strata_l2_prefetch_fetches");
                 long s0 = l3ReadBytes(data);
-                Map<String, Long> cpu0 = cpu(data);
+                Map<String, Long> cpu0 = DaemonCpu.read(data, CPU_KINDS);
                 submitted = System.currentTimeMillis();
                 for (int j = 0; j < jobs; j++) {
                     Instant due = Instant.ofEpochMilli(submitted + first.plus(step.multipliedBy(j)).toMillis());
@@ -274,7 +274,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
                 fetches = delta(f0, agentsSum(data, "strata_l2_prefetch_fetches"));
                 l3DuringStaging = delta(s0, l3ReadBytes(data));
                 pinned = agentsSum(data, "strata_l2_pinned_chunks");
-                stagingCpu = cpuUsed(cpu0, cpu(data));
+                stagingCpu = DaemonCpu.used(CPU_KINDS, cpu0, DaemonCpu.read(data, CPU_KINDS));
                 log.printf("%sstaging: the agents fetched %s from L3 (%d chunks) for a union of %s; the storage nodes served %s; "
                         + "%d chunks pinned; CPU s meanwhile: %s%n", TAG, human(egress), fetches, DataSize.human(unionBytes),
                         human(l3DuringStaging), pinned, stagingCpu);
@@ -426,7 +426,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         long l3 = l3ReadBytes(data);
         long hits = mountCounter(data, "strata_l2_client_cached_hit_total");
         long l1 = l1Hits(mnt, data);
-        Map<String, Long> cpu0 = cpu(data);
+        Map<String, Long> cpu0 = DaemonCpu.read(data, CPU_KINDS);
         AtomicLong read = new AtomicLong();
         AtomicLong bad = new AtomicLong();
         log.printf("%s%s, job-%d: %d readers read %d files, %s, of %s (L1 and page cache emptied first)%n", TAG, what, job, readers,
@@ -474,7 +474,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         }
         double s = (System.nanoTime() - t0) / 1e9;
         Epoch e = new Epoch(s, read.get(), delta(l3, l3ReadBytes(data)), delta(hits, mountCounter(data, "strata_l2_client_cached_hit_total")),
-                delta(l1, l1Hits(mnt, data)), bad.get(), cpuUsed(cpu0, cpu(data)));
+                delta(l1, l1Hits(mnt, data)), bad.get(), DaemonCpu.used(CPU_KINDS, cpu0, DaemonCpu.read(data, CPU_KINDS)));
         log.printf("%s%s, job-%d: %.2f s, %.0f MB/s; storage nodes served %s, L2 agents %d reads, L1 %d blocks%s; CPU s meanwhile: %s%n",
                 TAG, what, job, e.seconds(), e.mbps(), human(e.l3Bytes()), e.l2Hits(), e.l1Hits(),
                 e.bad() == 0 ? "" : "; " + e.bad() + " blocks NOT as written", e.cpu());
@@ -767,34 +767,6 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         } catch (RuntimeException e) {
             return -1;
         }
-    }
-
-    /** CPU time so far of the cluster's daemons, in nanoseconds, summed by kind. */
-    private static Map<String, Long> cpu(Path data) {
-        Map<String, Long> m = new LinkedHashMap<>();
-        for (String kind : CPU_KINDS) {
-            m.put(kind, 0L);
-        }
-        try {
-            for (ClusterDir.Member member : new ClusterDir(data).members()) {
-                String kind = member.name().replaceFirst("-\\d+$", "");
-                long ns = ProcessHandle.of(member.pid()).flatMap(h -> h.info().totalCpuDuration()).map(Duration::toNanos).orElse(0L);
-                m.merge(kind, ns, Long::sum);
-            }
-        } catch (IOException | RuntimeException e) {
-            // unknown: the figures say 0
-        }
-        return m;
-    }
-
-    /** "mount 1.2, l2 3.4, ...": CPU seconds each kind of daemon used between two {@link #cpu} readings. */
-    private static String cpuUsed(Map<String, Long> before, Map<String, Long> after) {
-        StringBuilder sb = new StringBuilder();
-        for (String kind : CPU_KINDS) {
-            long d = after.getOrDefault(kind, 0L) - before.getOrDefault(kind, 0L);
-            sb.append(sb.isEmpty() ? "" : ", ").append(kind).append(' ').append(String.format(Locale.ROOT, "%.1f", d / 1e9));
-        }
-        return sb.toString();
     }
 
     private static long delta(long before, long after) {

@@ -50,7 +50,7 @@ class UpDownIT {
         CliTest.Run up = CliTest.strata("up", "--data", data.toString());
         assertThat(up.code()).as(up.err()).isZero();
         List<ClusterDir.Member> members = new ClusterDir(data).members();
-        List<String> expected = new ArrayList<>(List.of("mgmtd", "meta", "storage-1", "storage-2", "storage-3", "l2-1", "l2-2"));
+        List<String> expected = new ArrayList<>(List.of("mgmtd", "meta", "storage-1", "storage-2", "storage-3", "l2-1", "l2-2", "hooks"));
         if (noFuse.isEmpty()) {
             expected.add("mount");
         }
