@@ -245,10 +245,10 @@ final class BenchCkptCommand implements Callable<Integer> {
         Map<String, Long> cpu0 = DaemonCpu.read(data, CPU_KINDS);
         long t0 = System.nanoTime();
         Run w;
-        try (Ticker t = new Ticker(log, name + ": writing", () -> written(gen, writers * shardBytes))) {
+        try (ProgressTicker t = new ProgressTicker(log, TAG, name + ": writing", () -> written(gen, writers * shardBytes))) {
             w = writeShards(writers, gen, mib, shardBytes);
         }
-        try (Ticker t = new Ticker(log, name + ": commit at " + level, () -> "")) {
+        try (ProgressTicker t = new ProgressTicker(log, TAG, name + ": commit at " + level, () -> "")) {
             PathXattrs.set(gen, COMMIT, commit.toString());
         }
         double stall = (System.nanoTime() - t0) / 1e9;
@@ -294,7 +294,7 @@ final class BenchCkptCommand implements Callable<Integer> {
         log.printf("%smoosefs: %d writers save into %s, then rename it to %s and fsync %s%n", TAG, writers, inc, gen.getFileName(), mnt);
         long t0 = System.nanoTime();
         Run w;
-        try (Ticker t = new Ticker(log, "moosefs: writing", () -> written(inc, writers * shardBytes))) {
+        try (ProgressTicker t = new ProgressTicker(log, TAG, "moosefs: writing", () -> written(inc, writers * shardBytes))) {
             w = writeShards(writers, inc, mib, shardBytes);
         }
         Files.move(inc, gen, StandardCopyOption.ATOMIC_MOVE);
@@ -318,7 +318,7 @@ final class BenchCkptCommand implements Callable<Integer> {
         long l1Before = mnt == null ? -1 : l1Hits(mnt, data);
         Map<String, Long> cpu0 = mnt == null ? null : DaemonCpu.read(data, CPU_KINDS);
         Run r;
-        try (Ticker t = new Ticker(log, "restore " + name, () -> "")) {
+        try (ProgressTicker t = new ProgressTicker(log, TAG, "restore " + name, () -> "")) {
             r = readShards(writers, gen, shardBytes);
         }
         long l3 = mnt == null ? -1 : delta(l3Before, l3ReadBytes(data));
@@ -340,33 +340,6 @@ final class BenchCkptCommand implements Callable<Integer> {
             }
         }
         return ", " + DataSize.human(sum) + " of " + DataSize.human(total) + " written";
-    }
-
-    /** Prints "TAG what: N s..." every {@link #PROGRESS_NANOS} until closed. */
-    private static final class Ticker implements AutoCloseable {
-        private final Thread thread;
-
-        Ticker(PrintStream log, String what, Supplier<String> more) {
-            long t0 = System.nanoTime();
-            thread = new Thread(() -> {
-                try {
-                    while (true) {
-                        TimeUnit.NANOSECONDS.sleep(PROGRESS_NANOS);
-                        log.printf("%s%s: %.0f s%s%n", TAG, what, (System.nanoTime() - t0) / 1e9, more.get());
-                    }
-                } catch (InterruptedException e) {
-                    // the phase is over
-                }
-            }, "bench-ckpt-progress");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            thread.interrupt();
-            thread.join();
-        }
     }
 
     private static Map<String, String> status(Path gen) throws IOException {

@@ -365,7 +365,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         log.printf("%swriting %d files, %s, with %d writers%n", TAG, todo.size(), DataSize.human(total), readers);
         long t0 = System.nanoTime();
         ExecutorService pool = Executors.newFixedThreadPool(readers);
-        try (Ticker t = new Ticker(log, "writing", () -> ", " + DataSize.human(written.get()) + " of " + DataSize.human(total))) {
+        try (ProgressTicker t = new ProgressTicker(log, TAG, "writing", () -> ", " + DataSize.human(written.get()) + " of " + DataSize.human(total))) {
             List<Future<?>> fs = new ArrayList<>();
             for (int w = 0; w < readers; w++) {
                 fs.add(pool.submit(() -> {
@@ -433,7 +433,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
                 list.size(), DataSize.human(total), set);
         long t0 = System.nanoTime();
         ExecutorService pool = Executors.newFixedThreadPool(readers);
-        try (Ticker t = new Ticker(log, what + ", job-" + job, () -> ", " + DataSize.human(read.get()) + " of " + DataSize.human(total))) {
+        try (ProgressTicker t = new ProgressTicker(log, TAG, what + ", job-" + job, () -> ", " + DataSize.human(read.get()) + " of " + DataSize.human(total))) {
             List<Future<?>> fs = new ArrayList<>();
             for (int r = 0; r < readers; r++) {
                 fs.add(pool.submit(() -> {
@@ -775,33 +775,6 @@ final class BenchPrefetchCommand implements Callable<Integer> {
 
     private static String human(long bytes) {
         return bytes < 0 ? "unknown" : DataSize.human(bytes);
-    }
-
-    /** Prints "TAG what: N s..." every 10 s until closed. */
-    private static final class Ticker implements AutoCloseable {
-        private final Thread thread;
-
-        Ticker(PrintStream log, String what, Supplier<String> more) {
-            long t0 = System.nanoTime();
-            thread = new Thread(() -> {
-                try {
-                    while (true) {
-                        TimeUnit.SECONDS.sleep(10);
-                        log.printf("%s%s: %.0f s%s%n", TAG, what, (System.nanoTime() - t0) / 1e9, more.get());
-                    }
-                } catch (InterruptedException e) {
-                    // the phase is over
-                }
-            }, "bench-prefetch-progress");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            thread.interrupt();
-            thread.join();
-        }
     }
 
     // ---- the report ----
