@@ -1,5 +1,7 @@
 package io.strata.mgmtd;
 
+import io.strata.protocol.mgmtd.MgmtdMessage;
+
 import io.strata.protocol.mgmtd.MgmtdMessages;
 import io.strata.protocol.mgmtd.NodeRole;
 import io.strata.protocol.mgmtd.TargetReport;
@@ -10,9 +12,7 @@ import io.strata.core.rpc.Wire;
 import io.strata.protocol.routing.NodeInfo;
 import io.strata.protocol.routing.LocalState;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * The entries of the cluster manager's Ratis log. Each is applied by {@link ClusterState}
@@ -46,24 +46,21 @@ public sealed interface MgmtdCommand {
      * Stores a scheduler hint: {@code id} 0 creates one under the next id, a positive {@code id}
      * replaces that hint's value if it is at {@code expectedVersion} ({@link ClusterState} checks).
      */
-    record PutHint(long id, long expectedVersion, byte[] value) implements MgmtdCommand {
-        public PutHint {
-            Objects.requireNonNull(value, "value");
+    record PutHint(MgmtdMessage.PutHint request) implements MgmtdCommand {
+        PutHint(long id, long expectedVersion, byte[] value) {
+            this(new MgmtdMessage.PutHint(id, expectedVersion, value));
         }
 
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof PutHint p && p.id == id && p.expectedVersion == expectedVersion && Arrays.equals(p.value, value);
+        long id() {
+            return request.id();
         }
 
-        @Override
-        public int hashCode() {
-            return (Long.hashCode(id) * 31 + Long.hashCode(expectedVersion)) * 31 + Arrays.hashCode(value);
+        long expectedVersion() {
+            return request.expectedVersion();
         }
 
-        @Override
-        public String toString() {
-            return "PutHint[id=" + id + ", expectedVersion=" + expectedVersion + ", " + value.length + " bytes]";
+        byte[] value() {
+            return request.value();
         }
     }
 

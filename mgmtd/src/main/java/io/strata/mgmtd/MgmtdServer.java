@@ -286,7 +286,7 @@ public final class MgmtdServer implements AutoCloseable {
         if (problem != null) {
             throw new StrataException(Status.INVALID_ARGUMENT, problem); // refused before it takes room in the log
         }
-        return submit(new MgmtdCommand.PutHint(m.id(), m.expectedVersion(), m.value())).thenApply(o -> {
+        return submit(new MgmtdCommand.PutHint(m)).thenApply(o -> {
             check(o);
             return Reply.of(new HintPut(o.value(), o.version()));
         });
