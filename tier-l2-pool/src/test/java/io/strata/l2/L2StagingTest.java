@@ -91,14 +91,19 @@ class L2StagingTest {
         try (L2Cluster c = L2Cluster.start(dir, seed, 2, a -> a.withDrainBandwidth(DataSize.ofKiB(64)))) {
             InodeAttrs f = c.newFile();
             int cs = f.layout().chunkSize();
-            // chunk 1 first holds old bytes in L3; the drain's byte budget lets the first chunk through at once
-            byte[] old = bytes(cs, seed);
-            Futures.join(c.l3.writeAsync(chunk(f, 1), 0, Unpooled.wrappedBuffer(old), IoOptions.DEFAULT), T);
             L2Tier t = c.tier();
             IoOptions io = staged(true);
             write(t, chunk(f, 0), 0, bytes(cs, seed + 1), io);
+            // an agent drains its first chunk at once, then one every cs / 64 KiB s (8 s), oldest
+            // staged first: the patched chunk is the third its drainer holds, so L3 waits 16 s for it
+            int target = thirdOfItsDrainer(c.staging(f).orElseThrow());
+            byte[] old = bytes(cs, seed);
+            Futures.join(c.l3.writeAsync(chunk(f, target), 0, Unpooled.wrappedBuffer(old), IoOptions.DEFAULT), T);
+            for (int i = 1; i < target; i++) {
+                write(t, chunk(f, i), 0, bytes(cs, seed + 10 + i), io);
+            }
             byte[] patch = bytes(4096, seed + 2);
-            write(t, chunk(f, 1), 8192, patch, io);
+            write(t, chunk(f, target), 8192, patch, io);
 
             long start = System.nanoTime();
             Futures.join(t.flushAsync(f.id(), io), T);
@@ -108,8 +113,22 @@ class L2StagingTest {
 
             byte[] expected = old.clone();
             System.arraycopy(patch, 0, expected, 8192, patch.length);
-            assertThat(read(c.tier(), chunk(f, 1), io)).as("a new reader sees the staged bytes over the old ones").isEqualTo(expected);
-            assertThat(c.inL3(chunk(f, 1))).as("L3 still has the old bytes: the drain has not reached them").isEqualTo(old);
+            assertThat(read(c.tier(), chunk(f, target), io)).as("a new reader sees the staged bytes over the old ones").isEqualTo(expected);
+            assertThat(c.inL3(chunk(f, target))).as("L3 still has the old bytes: the drain has not reached them").isEqualTo(old);
+        }
+    }
+
+    /** The first chunk index that two lower chunks share the first holder (the drainer) with. */
+    private static int thirdOfItsDrainer(Staging s) {
+        for (int j = 2; ; j++) {
+            int drainer = Holders.of(s, j).get(0);
+            int before = 0;
+            for (int i = 0; i < j; i++) {
+                before += Holders.of(s, i).get(0) == drainer ? 1 : 0;
+            }
+            if (before >= 2) {
+                return j;
+            }
         }
     }
 

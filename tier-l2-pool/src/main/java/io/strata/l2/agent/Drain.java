@@ -279,7 +279,9 @@ final class Drain implements AutoCloseable {
                 }
                 continue;
             }
-            drains.add(CompletableFuture.runAsync(() -> drainChunk(k, holders), pool));
+            // the byte budget is taken here, in the order copies were staged, so the oldest drain first
+            long notBefore = ctx.clock().nanoTime() + limiter.reserve(Math.max(1, c.length()));
+            drains.add(CompletableFuture.runAsync(() -> drainChunk(k, holders, notBefore), pool));
             did = true;
         }
         if (!drains.isEmpty()) {
@@ -343,7 +345,16 @@ final class Drain implements AutoCloseable {
         return me;
     }
 
-    private void drainChunk(Key k, List<Integer> holders) {
+    private void drainChunk(Key k, List<Integer> holders, long notBeforeNanos) {
+        long wait = notBeforeNanos - ctx.clock().nanoTime();
+        if (wait > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
         CopyStore store = agent.store();
         // take a snapshot of the copy under the chunk's queue, write it to L3 outside it
         record Snapshot(Copy copy, ByteBuf bytes) {
@@ -374,18 +385,11 @@ final class Drain implements AutoCloseable {
         }
         try {
             ChunkAddress a = new ChunkRef(k.inode(), k.index(), c.chain(), c.chunkSize()).address();
-            long wait = limiter.reserve(Math.max(1, c.length()));
-            if (wait > 0) {
-                TimeUnit.NANOSECONDS.sleep(wait);
-            }
             if (c.removed()) {
                 Futures.join(l3.removeAsync(a, L2Agent.l3Io()), Duration.ofSeconds(120));
             } else {
                 Futures.join(l3.replaceAsync(a, snap.bytes(), L2Agent.l3Io()), Duration.ofSeconds(120));
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
         } finally {
             if (snap.bytes() != null) {
                 snap.bytes().release();
