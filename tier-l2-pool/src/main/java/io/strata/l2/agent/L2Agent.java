@@ -56,9 +56,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -112,6 +114,9 @@ public final class L2Agent implements AutoCloseable {
     private final ExecutorService io;
     /** Reads ({@link #read}): apart from the updates' pool, so neither waits behind the other. */
     private final ExecutorService reads;
+    /** Page cache hints for the copies readers will want next ({@link ReadAhead}); hints that find it busy are dropped. */
+    private final ThreadPoolExecutor hints;
+    private final ReadAhead readAhead;
     /** fdatasyncs of copies, behind the writes and for clients' syncs. */
     private final ExecutorService syncers;
     private final KeyedQueue<Key> queue;
@@ -141,6 +146,9 @@ public final class L2Agent implements AutoCloseable {
         this.io = Executors.newFixedThreadPool(8, new DefaultThreadFactory(ctx.name() + "-l2", true));
         this.queue = new KeyedQueue<>(io);
         this.reads = Executors.newFixedThreadPool(READ_THREADS, new DefaultThreadFactory(ctx.name() + "-l2-read", true));
+        this.hints = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(256),
+                new DefaultThreadFactory(ctx.name() + "-l2-readahead", true), new ThreadPoolExecutor.DiscardPolicy());
+        this.readAhead = new ReadAhead(store, config.nodeId().value(), hints);
         this.syncers = Executors.newFixedThreadPool(4, new DefaultThreadFactory(ctx.name() + "-l2-sync", true));
         store.syncBehind(syncers);
         RpcClient client = null;
@@ -166,6 +174,7 @@ public final class L2Agent implements AutoCloseable {
             }
             io.shutdownNow();
             reads.shutdownNow();
+            hints.shutdownNow();
             syncers.shutdownNow();
             store.close();
             throw e;
@@ -186,6 +195,8 @@ public final class L2Agent implements AutoCloseable {
                 .description("chunks read from L3 for prefetch hints").register(ctx.meters());
         Gauge.builder("strata.l2.prefetch.bytes", prefetchBytes, AtomicLong::get)
                 .description("bytes read from L3 for prefetch hints").register(ctx.meters());
+        Gauge.builder("strata.l2.readahead.copies", readAhead, ReadAhead::hinted)
+                .description("copies whose pages the agent asked the kernel to read ahead of their readers").register(ctx.meters());
         drain.start(config.drainInterval());
         LOG.info("{}: L2 agent {} serving {} on {} (capacity {}, drain {}/s, prefetch {})", ctx.name(), config.nodeId(), config.path(),
                 server.address(), config.capacity(), config.drainBandwidth(),
@@ -537,6 +548,9 @@ public final class L2Agent implements AutoCloseable {
             bytes.release();
             throw e;
         }
+        if (m.length() > 0) {
+            readAhead.served(k, c); // (a drain's length-0 read only asks for the sequences)
+        }
         return CompletableFuture.completedFuture(Reply.of(new ReadDone(true, c.seq(), c.length(), crc, c.drainedSeq()), Payload.of(bytes)));
     }
 
@@ -766,10 +780,12 @@ public final class L2Agent implements AutoCloseable {
         rpc.close();
         io.shutdown();
         reads.shutdown();
+        hints.shutdown();
         syncers.shutdown();
         try {
             io.awaitTermination(5, TimeUnit.SECONDS);
             reads.awaitTermination(5, TimeUnit.SECONDS);
+            hints.awaitTermination(5, TimeUnit.SECONDS);
             syncers.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
