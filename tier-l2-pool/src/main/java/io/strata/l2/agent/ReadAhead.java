@@ -70,6 +70,7 @@ final class ReadAhead {
     private final Executor executor;
     private final Cache<Long, Run> runs = Caffeine.newBuilder().maximumSize(4096).expireAfterAccess(Duration.ofSeconds(30)).build();
     private final AtomicLong hinted = new AtomicLong();
+    private volatile boolean broken;
 
     ReadAhead(CopyStore store, int self, Executor executor) {
         this.store = store;
@@ -119,6 +120,18 @@ final class ReadAhead {
     }
 
     private void hint(long inode, int from, int to, boolean anyHolder) {
+        if (broken) {
+            return;
+        }
+        try {
+            hintCopies(inode, from, to, anyHolder);
+        } catch (RuntimeException | LinkageError e) {
+            broken = true; // libc loaded but cannot be called after all: stop trying
+            LOG.warn("no readahead across L2 copies from now on: {}", e.toString());
+        }
+    }
+
+    private void hintCopies(long inode, int from, int to, boolean anyHolder) {
         for (int i = from; i <= to; i++) {
             Key k = new Key(inode, i);
             Copy c = store.all().get(k);
