@@ -1,5 +1,8 @@
 package io.strata.l2.agent;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.strata.core.DataSize;
@@ -30,8 +33,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.lmdbjava.CursorIterable;
 import org.lmdbjava.Dbi;
@@ -59,12 +68,29 @@ import org.slf4j.LoggerFactory;
  * directions in memory and in database {@code pins} (key: owner, inode, index), loaded at open.
  * {@link #unpin} drops one owner's pins; a copy dropped, or replaced by a copy of another epoch
  * (a staged write over a prefetched copy), loses its pins.
+ *
+ * <p>Reads and whole changes: every copy has a read/write lock (striped by key, {@link #lockOf}).
+ * Reads of a copy's record and bytes ({@link #readCopy}, {@link #read}) hold the read lock, and
+ * so do updates in place ({@link #shared}: a read concurrent with a write may see old or new
+ * bytes per region, as POSIX allows). What replaces or removes the file as a whole holds the
+ * write lock around the file operation and the new record: creating or replacing a copy
+ * ({@link #replace}), cutting it ({@link #setLength}), dropping it ({@link #drop}) and evicting
+ * it ({@link #admit}); so a reader gets the record and the bytes of one copy, never bytes of
+ * another copy, nor an error because a file vanished under it. Reads use cached read channels
+ * ({@link #OPEN_FILES} at most, closed when evicted from the cache, when their copy is replaced,
+ * cut, dropped or evicted, and at close).
  */
 final class CopyStore implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CopyStore.class);
     private static final int KEY_BYTES = 12;
     private static final int PIN_KEY_BYTES = 8 + KEY_BYTES;
     private static final ByteBuffer PIN_VALUE = ByteBuffer.allocateDirect(1).put(0, (byte) 1);
+    /** Lock stripes: a power of two. */
+    private static final int STRIPES = 1024;
+    /** Read channels kept open at most. */
+    static final int OPEN_FILES = 256;
+    /** How long {@link #admit} waits for a copy it would evict while every candidate is being read or written. */
+    private static final long ADMIT_WAIT_MILLIS = 10_000;
 
     /** A chunk: inode and index. Ordered by inode, then index. */
     record Key(long inode, int index) implements Comparable<Key> {
@@ -100,6 +126,47 @@ final class CopyStore implements AutoCloseable {
     private final Map<Key, Set<Long>> pinsByChunk = new ConcurrentHashMap<>();
     private final LongSupplier nowMillis;
     private volatile String failure;
+    private final ReentrantReadWriteLock[] stripes = new ReentrantReadWriteLock[STRIPES];
+    /** Open read channels of copies' files; a removed one closes once no read uses it. */
+    private final Cache<Key, OpenFile> openFiles = Caffeine.newBuilder()
+            .maximumSize(OPEN_FILES)
+            .executor(Runnable::run) // close at once, on the thread that removed it
+            .removalListener((Key k, OpenFile f, RemovalCause cause) -> {
+                if (f != null) {
+                    f.release();
+                }
+            })
+            .build();
+    private volatile boolean closed;
+
+    /** A cached read channel, reference counted: the cache holds one reference, each read using it another. */
+    private static final class OpenFile {
+        final FileChannel channel;
+        private final AtomicInteger refs = new AtomicInteger(1);
+
+        OpenFile(FileChannel channel) {
+            this.channel = channel;
+        }
+
+        boolean retain() {
+            for (int r = refs.get(); r > 0; r = refs.get()) {
+                if (refs.compareAndSet(r, r + 1)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        void release() {
+            if (refs.decrementAndGet() == 0) {
+                try {
+                    channel.close();
+                } catch (IOException ignored) {
+                    // opened for reading only
+                }
+            }
+        }
+    }
 
     private CopyStore(StoreDir dir, IndexEnv env, SpaceBudget budget, LongSupplier nowMillis) {
         this.dir = dir;
@@ -109,6 +176,44 @@ final class CopyStore implements AutoCloseable {
         this.chunks = dir.path().resolve("chunks");
         this.budget = budget;
         this.nowMillis = nowMillis;
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new ReentrantReadWriteLock();
+        }
+    }
+
+    /** The lock of chunk {@code k}'s copy (shared by the keys of one stripe). */
+    ReentrantReadWriteLock lockOf(Key k) {
+        long h = k.inode() * 0x9E3779B97F4A7C15L + k.index() * 0xC2B2AE3D27D4EB4FL;
+        return stripes[(int) (h ^ (h >>> 32)) & (STRIPES - 1)];
+    }
+
+    /**
+     * Runs {@code work} holding the copy's write lock: for whole changes of a copy (creating or
+     * replacing its file, cutting it) together with the record that describes the result, so no
+     * read sees the one without the other. Not to be called holding the copy's read lock.
+     */
+    <T> T exclusive(Key k, Supplier<T> work) {
+        Lock l = lockOf(k).writeLock();
+        l.lock();
+        try {
+            return work.get();
+        } finally {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Runs {@code work} holding the copy's read lock: for updates in place and their record
+     * (concurrent reads may see old or new bytes per region), shut out from whole changes.
+     */
+    <T> T shared(Key k, Supplier<T> work) {
+        Lock l = lockOf(k).readLock();
+        l.lock();
+        try {
+            return work.get();
+        } finally {
+            l.unlock();
+        }
     }
 
     /**
@@ -271,8 +376,15 @@ final class CopyStore implements AutoCloseable {
         pin(k, owner);
     }
 
-    /** Forgets the chunk, its pins and its file. */
+    /** Forgets the chunk, its pins and its file (under the copy's write lock). */
     void drop(Key k) {
+        exclusive(k, () -> {
+            dropLocked(k);
+            return null;
+        });
+    }
+
+    private void dropLocked(Key k) {
         Copy old = copies.remove(k);
         lastUsed.remove(k);
         dirty.remove(k);
@@ -287,7 +399,19 @@ final class CopyStore implements AutoCloseable {
                 txn.commit();
             }
         }
+        closeFile(k);
         deleteFile(k);
+    }
+
+    /** Closes the copy's cached read channel, if any (its file is about to change as a whole, or go). */
+    private void closeFile(Key k) {
+        openFiles.invalidate(k);
+    }
+
+    /** Read channels open now (tests). */
+    long openFiles() {
+        openFiles.cleanUp();
+        return openFiles.estimatedSize();
     }
 
     private void deleteFile(Key k) {
@@ -389,32 +513,73 @@ final class CopyStore implements AutoCloseable {
 
     /**
      * Makes room for {@code bytes} more, evicting drained copies no owner pins, least recently
-     * used first; false when only undrained or pinned copies are left to evict.
+     * used first; false when only undrained or pinned copies are left to evict. A copy is evicted
+     * under its write lock, taken without waiting (this store's lock is held, and a writer holding
+     * a copy's lock may want it): one being read or updated now is passed over for the next, and
+     * when all are busy the eviction waits a moment and looks again. Not to be called holding a
+     * copy's lock.
      */
     synchronized boolean admit(long bytes) {
+        Set<Key> busy = new java.util.HashSet<>();
+        long deadline = 0;
         while (true) {
             SpaceBudget.Need need = budget.need(reserved.get(), bytes, budget.usable());
             if (need.bytes() <= 0) {
                 return true;
             }
             Key victim = copies.entrySet().stream()
-                    .filter(e -> e.getValue().present() && !e.getValue().undrained() && !pinned(e.getKey()))
+                    .filter(e -> evictable(e.getKey(), e.getValue()) && !busy.contains(e.getKey()))
                     .min(Comparator.comparingLong(e -> lastUsed.getOrDefault(e.getKey(), 0L)))
                     .map(Map.Entry::getKey).orElse(null);
             if (victim == null) {
-                return false;
+                if (busy.isEmpty()) {
+                    return false;
+                }
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + TimeUnit.MILLISECONDS.toNanos(ADMIT_WAIT_MILLIS);
+                } else if (now > deadline) {
+                    return false;
+                }
+                try {
+                    wait(1); // lets go of this store's lock meanwhile
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+                busy.clear();
+                continue;
             }
-            Copy c = copies.get(victim);
-            record(victim, c.evicted());
-            deleteFile(victim);
-            evictions.incrementAndGet();
+            Lock w = lockOf(victim).writeLock();
+            if (!w.tryLock()) {
+                busy.add(victim);
+                continue;
+            }
+            try {
+                Copy c = copies.get(victim);
+                if (c == null || !evictable(victim, c)) {
+                    continue; // changed before we got its lock: look again
+                }
+                record(victim, c.evicted());
+                closeFile(victim);
+                deleteFile(victim);
+                evictions.incrementAndGet();
+            } finally {
+                w.unlock();
+            }
         }
+    }
+
+    private boolean evictable(Key k, Copy c) {
+        return c.present() && !c.undrained() && !pinned(k);
     }
 
     // ---- bytes ----
 
-    /** Makes {@code whole} the copy's entire content (borrowed). */
+    /** Makes {@code whole} the copy's entire content (borrowed). The caller holds the copy's write lock ({@link #exclusive}). */
     void replace(Key k, ByteBuf whole) {
+        assert lockOf(k).isWriteLockedByCurrentThread() : "replace of " + k + " without its write lock";
+        closeFile(k);
         Path f = file(k);
         try {
             Files.createDirectories(f.getParent());
@@ -430,8 +595,9 @@ final class CopyStore implements AutoCloseable {
         written(k);
     }
 
-    /** Writes {@code data} (borrowed) at {@code offset} of the copy's file. */
+    /** Writes {@code data} (borrowed) at {@code offset} of the copy's file. The caller holds the copy's lock ({@link #shared}). */
     void write(Key k, long offset, ByteBuf data) {
+        assert lockOf(k).getReadHoldCount() > 0 || lockOf(k).isWriteLockedByCurrentThread() : "write of " + k + " without its lock";
         try (FileChannel ch = FileChannel.open(file(k), StandardOpenOption.WRITE)) {
             ChannelIo.writeFully(ch, data, data.readerIndex(), data.readableBytes(), offset);
         } catch (IOException e) {
@@ -440,8 +606,10 @@ final class CopyStore implements AutoCloseable {
         written(k);
     }
 
-    /** Sets the copy's file length (growing adds zeros). */
+    /** Sets the copy's file length (growing adds zeros). The caller holds the copy's write lock ({@link #exclusive}). */
     void setLength(Key k, long length) {
+        assert lockOf(k).isWriteLockedByCurrentThread() : "truncate of " + k + " without its write lock";
+        closeFile(k);
         try (RandomAccessFile f = new RandomAccessFile(file(k).toFile(), "rw")) {
             f.setLength(length);
         } catch (IOException e) {
@@ -450,15 +618,51 @@ final class CopyStore implements AutoCloseable {
         written(k);
     }
 
+    /** What {@link #readCopy} found: the chunk's record (null: none), and the bytes read when the copy was offered (else null). */
+    record Found(Copy copy, ByteBuf bytes) {
+    }
+
+    /**
+     * Reads a copy without waiting for the chunk's queue: under the copy's read lock, takes its
+     * record and, when it is present and {@code offer} accepts it, up to {@code length} bytes at
+     * {@code offset} (an owned buffer). The bytes are the record's copy's: nothing replaces or
+     * removes the copy meanwhile (updates in place may land, old or new bytes per region).
+     */
+    Found readCopy(Key k, Predicate<Copy> offer, long offset, int length, ByteBufAllocator alloc) {
+        Lock l = lockOf(k).readLock();
+        l.lock();
+        try {
+            Copy c = get(k);
+            if (c == null || !c.present() || !offer.test(c)) {
+                return new Found(c, null);
+            }
+            return new Found(c, readLocked(k, offset, length, c.length(), alloc));
+        } finally {
+            l.unlock();
+        }
+    }
+
     /** Up to {@code length} bytes at {@code offset} of a copy of {@code copyLength} bytes: an owned buffer. */
     ByteBuf read(Key k, long offset, int length, long copyLength, ByteBufAllocator alloc) {
+        Lock l = lockOf(k).readLock();
+        l.lock();
+        try {
+            return readLocked(k, offset, length, copyLength, alloc);
+        } finally {
+            l.unlock();
+        }
+    }
+
+    private ByteBuf readLocked(Key k, long offset, int length, long copyLength, ByteBufAllocator alloc) {
         int n = (int) Math.max(0, Math.min(length, copyLength - offset));
         ByteBuf out = alloc.buffer(n);
         if (n == 0) {
             return out;
         }
-        try (FileChannel ch = FileChannel.open(file(k), StandardOpenOption.READ)) {
-            ChannelIo.readFully(ch, out, offset, n);
+        OpenFile f = null;
+        try {
+            f = openForRead(k);
+            ChannelIo.readFully(f.channel, out, offset, n);
             return out;
         } catch (IOException e) {
             out.release();
@@ -466,7 +670,26 @@ final class CopyStore implements AutoCloseable {
         } catch (RuntimeException e) {
             out.release();
             throw e;
+        } finally {
+            if (f != null) {
+                f.release();
+            }
         }
+    }
+
+    /** The copy's read channel, retained for the caller (who holds the copy's lock, so the file is the copy's). */
+    private OpenFile openForRead(Key k) throws IOException {
+        OpenFile f = openFiles.getIfPresent(k);
+        if (f != null && f.retain()) {
+            return f;
+        }
+        OpenFile fresh = new OpenFile(FileChannel.open(file(k), StandardOpenOption.READ));
+        fresh.retain(); // the caller's; the cache holds the first
+        openFiles.put(k, fresh); // a channel another reader cached meanwhile is let go
+        if (closed) {
+            openFiles.invalidate(k); // the store closed meanwhile: keep nothing open
+        }
+        return fresh;
     }
 
     /**
@@ -610,6 +833,9 @@ final class CopyStore implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
+        openFiles.invalidateAll();
+        openFiles.cleanUp();
         try {
             env.flush();
         } catch (RuntimeException e) {

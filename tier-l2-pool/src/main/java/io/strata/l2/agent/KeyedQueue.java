@@ -8,7 +8,8 @@ import java.util.function.Supplier;
 /**
  * Runs tasks one at a time per key, in submission order, on {@code executor}; tasks of different
  * keys run in parallel. A task's future completing (normally or not) lets the next one start.
- * The agent orders every update and read of one chunk through it.
+ * The agent orders every update, fetch and drain snapshot of one chunk through it (reads do not
+ * wait in it: a copy's lock in {@link CopyStore} keeps them apart from whole changes).
  */
 final class KeyedQueue<K> {
     private final ConcurrentHashMap<K, CompletableFuture<Void>> tails = new ConcurrentHashMap<>();

@@ -56,9 +56,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -79,6 +81,10 @@ import org.slf4j.LoggerFactory;
  * client says the chunk was already written in L2 this epoch ({@code mustHaveCopy}: then L3 may
  * be older, and the agent refuses with NOT_FOUND rather than build on it).
  *
+ * <p><b>Reads</b> run on a pool of their own and take no turn in the chunk's queue, so that the
+ * several reads of one chunk a reader's readahead sends at once, and reads of many chunks whose
+ * pages are not cached, are served in parallel ({@link #read}).
+ *
  * <p><b>Prefetch.</b> A planner's {@code Fetch} makes the agent hold a chunk for a scheduler's hint
  * and pins it for the hint's owner: a chunk of a file never staged is read from L3 (in the
  * prefetch class, under {@code prefetch-bandwidth}) unless a copy at the file's data version is
@@ -94,12 +100,23 @@ public final class L2Agent implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(L2Agent.class);
     /** What a Fetch reads from L3 in. */
     private static final IoOptions PREFETCH_IO = new IoOptions(0, QosClass.PREFETCH, Duration.ofSeconds(60));
+    /**
+     * Threads serving reads. A read of a copy whose pages are not cached blocks its thread in the
+     * disk read; readers (a restore, a job reading its prefetched dataset) keep many chunks in
+     * flight, and the disk serves them faster the more it is given at once.
+     */
+    static final int READ_THREADS = 32;
 
     private final NodeContext ctx;
     private final L2AgentConfig config;
     private final RoutingSource routing;
     private final CopyStore store;
     private final ExecutorService io;
+    /** Reads ({@link #read}): apart from the updates' pool, so neither waits behind the other. */
+    private final ExecutorService reads;
+    /** Page cache hints for the copies readers will want next ({@link ReadAhead}); hints that find it busy are dropped. */
+    private final ThreadPoolExecutor hints;
+    private final ReadAhead readAhead;
     /** fdatasyncs of copies, behind the writes and for clients' syncs. */
     private final ExecutorService syncers;
     private final KeyedQueue<Key> queue;
@@ -128,6 +145,10 @@ public final class L2Agent implements AutoCloseable {
                 () -> ctx.clock().now().toEpochMilli());
         this.io = Executors.newFixedThreadPool(8, new DefaultThreadFactory(ctx.name() + "-l2", true));
         this.queue = new KeyedQueue<>(io);
+        this.reads = Executors.newFixedThreadPool(READ_THREADS, new DefaultThreadFactory(ctx.name() + "-l2-read", true));
+        this.hints = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(256),
+                new DefaultThreadFactory(ctx.name() + "-l2-readahead", true), new ThreadPoolExecutor.DiscardPolicy());
+        this.readAhead = new ReadAhead(store, config.nodeId().value(), hints);
         this.syncers = Executors.newFixedThreadPool(4, new DefaultThreadFactory(ctx.name() + "-l2-sync", true));
         store.syncBehind(syncers);
         RpcClient client = null;
@@ -138,7 +159,7 @@ public final class L2Agent implements AutoCloseable {
             this.server = EchoService.register(ctx, RpcServer.builder(ctx, L2Messages.PROTOCOL).options(rpcOptions), 1 << 20)
                     .handle(L2Messages.WRITE, io, this::write)
                     .handle(L2Messages.FORWARD, io, this::forward)
-                    .handle(L2Messages.READ, io, this::read)
+                    .handle(L2Messages.READ, reads, this::read)
                     .handle(L2Messages.SYNC, io, this::sync)
                     .handle(L2Messages.LIST_CHUNKS, io, this::list)
                     .handle(L2Messages.DRAINED, io, this::drained)
@@ -152,6 +173,8 @@ public final class L2Agent implements AutoCloseable {
                 client.close();
             }
             io.shutdownNow();
+            reads.shutdownNow();
+            hints.shutdownNow();
             syncers.shutdownNow();
             store.close();
             throw e;
@@ -172,6 +195,8 @@ public final class L2Agent implements AutoCloseable {
                 .description("chunks read from L3 for prefetch hints").register(ctx.meters());
         Gauge.builder("strata.l2.prefetch.bytes", prefetchBytes, AtomicLong::get)
                 .description("bytes read from L3 for prefetch hints").register(ctx.meters());
+        Gauge.builder("strata.l2.readahead.copies", readAhead, ReadAhead::hinted)
+                .description("copies whose pages the agent asked the kernel to read ahead of their readers").register(ctx.meters());
         drain.start(config.drainInterval());
         LOG.info("{}: L2 agent {} serving {} on {} (capacity {}, drain {}/s, prefetch {})", ctx.name(), config.nodeId(), config.path(),
                 server.address(), config.capacity(), config.drainBandwidth(),
@@ -372,11 +397,20 @@ public final class L2Agent implements AutoCloseable {
      */
     private Copy apply(Key k, ChunkAddress a, Copy c, boolean have, ByteBuf base, long epoch, UpdateKind kind, long offset,
                        long length, ByteBuf data, List<Integer> holders, long seq) {
+        if (!have && (c == null || !c.present()) && !store.admit(a.chunkSize())) {
+            throw noRoom(ChunkRef.of(a));
+        }
+        // a new copy, or a cut, changes the copy as a whole: under its write lock, so that reads
+        // (which take no turn in the chunk's queue) see the old copy or the new one; a write in
+        // place shares the lock with reads
+        Supplier<Copy> update = () -> applyLocked(k, a, c, have, base, epoch, kind, offset, length, data, holders, seq);
+        return !have || kind != UpdateKind.WRITE ? store.exclusive(k, update) : store.shared(k, update);
+    }
+
+    private Copy applyLocked(Key k, ChunkAddress a, Copy c, boolean have, ByteBuf base, long epoch, UpdateKind kind, long offset,
+                             long length, ByteBuf data, List<Integer> holders, long seq) {
         long len = have ? c.length() : 0;
         if (!have) {
-            if ((c == null || !c.present()) && !store.admit(a.chunkSize())) {
-                throw noRoom(ChunkRef.of(a));
-            }
             store.replace(k, base == null ? Unpooled.EMPTY_BUFFER : base);
             len = base == null ? 0 : base.readableBytes();
         }
@@ -459,11 +493,15 @@ public final class L2Agent implements AutoCloseable {
                 if ((c == null || !c.present()) && !store.admit(a.chunkSize())) {
                     throw noRoom(m.chunk());
                 }
-                store.replace(k, data);
                 long now = ctx.clock().now().toEpochMilli();
                 next = new Copy(m.epoch(), m.seq(), data.readableBytes(), have ? c.drainedSeq() : -1, a.chain().value(), a.chunkSize(),
                         m.holders(), have && c.undrained() ? c.stagedMillis() : now, true, m.kind() == UpdateKind.REMOVE);
-                store.record(k, next);
+                Copy whole = next;
+                store.exclusive(k, () -> {
+                    store.replace(k, data);
+                    store.record(k, whole);
+                    return null;
+                });
             } else {
                 if (!have || c.seq() != m.seq() - 1) {
                     throw new StrataException(Status.NOT_FOUND, "agent " + nodeId() + " has no copy of " + m.chunk() + " at update "
@@ -475,6 +513,14 @@ public final class L2Agent implements AutoCloseable {
         }).whenComplete((x, e) -> data.release());
     }
 
+    /**
+     * A read, on the read pool and outside the chunk's queue: concurrent reads of one chunk run
+     * in parallel, and a read does not wait behind the chunk's updates. The copy's read lock
+     * ({@link CopyStore#readCopy}) keeps its record and bytes together: a read racing an update in
+     * place may see old or new bytes per region; one racing a whole change (a new copy, a cut, an
+     * eviction, a drop, a Warm or Fetch storing the chunk) gets the copy before or after it.
+     * Acknowledged updates are recorded before their answer, so a read sent after one sees it.
+     */
     private CompletableFuture<Reply> read(Request<Read> r) {
         gate();
         Read m = r.message();
@@ -483,23 +529,29 @@ public final class L2Agent implements AutoCloseable {
             a.checkRange(m.offset(), m.length());
         }
         Key k = new Key(m.chunk().inode(), m.chunk().index());
-        return queue.run(k, () -> {
-            Copy c = store.get(k);
-            if (c == null) {
-                return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, 0, 0, 0, -1)));
-            }
-            if (!c.present() || c.epoch() < m.epoch()) {
-                return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, c.seq(), 0, 0, c.present() ? -1 : c.drainedSeq())));
-            }
-            if (m.epoch() == 0 && c.epoch() != 0) {
-                // epoch 0 asks for a prefetched copy (sequence = data version); a staged copy's
-                // sequence could equal that number by chance, so it is not offered
-                return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, c.seq(), 0, 0, -1)));
-            }
-            ByteBuf bytes = store.read(k, m.offset(), m.length(), c.length(), r.alloc());
-            return CompletableFuture.completedFuture(Reply.of(new ReadDone(true, c.seq(), c.length(), Crc32c.of(bytes), c.drainedSeq()),
-                    Payload.of(bytes)));
-        });
+        // epoch 0 asks for a prefetched copy (sequence = data version); a staged copy's sequence
+        // could equal that number by chance, so it is not offered
+        CopyStore.Found f = store.readCopy(k, c -> c.epoch() >= m.epoch() && (m.epoch() != 0 || c.epoch() == 0),
+                m.offset(), m.length(), r.alloc());
+        Copy c = f.copy();
+        if (c == null) {
+            return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, 0, 0, 0, -1)));
+        }
+        ByteBuf bytes = f.bytes();
+        if (bytes == null) {
+            return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, c.seq(), 0, 0, c.present() ? -1 : c.drainedSeq())));
+        }
+        int crc;
+        try {
+            crc = Crc32c.of(bytes);
+        } catch (RuntimeException e) {
+            bytes.release();
+            throw e;
+        }
+        if (m.length() > 0) {
+            readAhead.served(k, c); // (a drain's length-0 read only asks for the sequences)
+        }
+        return CompletableFuture.completedFuture(Reply.of(new ReadDone(true, c.seq(), c.length(), crc, c.drainedSeq()), Payload.of(bytes)));
     }
 
     private CompletableFuture<Reply> sync(Request<Sync> r) {
@@ -633,14 +685,17 @@ public final class L2Agent implements AutoCloseable {
             if ((old == null || !old.present()) && !store.admit(a.chunkSize())) {
                 throw noRoom(chunk);
             }
-            store.replace(k, bytes);
             Copy c = new Copy(epoch, seq, bytes.readableBytes(), seq, a.chain().value(), a.chunkSize(), holders,
                     ctx.clock().now().toEpochMilli(), true, false);
-            if (owner == null) {
-                store.record(k, c);
-            } else {
-                store.recordPinned(k, c, owner);
-            }
+            store.exclusive(k, () -> {
+                store.replace(k, bytes);
+                if (owner == null) {
+                    store.record(k, c);
+                } else {
+                    store.recordPinned(k, c, owner);
+                }
+                return null;
+            });
             return new Fetched(true, bytes.readableBytes());
         } finally {
             bytes.release();
@@ -724,9 +779,13 @@ public final class L2Agent implements AutoCloseable {
         server.close();
         rpc.close();
         io.shutdown();
+        reads.shutdown();
+        hints.shutdown();
         syncers.shutdown();
         try {
             io.awaitTermination(5, TimeUnit.SECONDS);
+            reads.awaitTermination(5, TimeUnit.SECONDS);
+            hints.awaitTermination(5, TimeUnit.SECONDS);
             syncers.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
