@@ -6,6 +6,7 @@ import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
 import io.strata.core.NodeId;
 import io.strata.core.TargetId;
+import io.strata.core.qos.QosShares;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
@@ -118,6 +119,7 @@ public final class StorageCluster implements AutoCloseable {
         private Duration forwardTimeout = Duration.ofSeconds(2);
         private Duration lease;
         private DataSize resyncBandwidth = io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
+        private QosShares qos = QosShares.DEFAULTS;
         private List<String> jvmArgs = CHILD_JVM_ARGS;
 
         private Builder(Path dir, long seed) {
@@ -168,6 +170,12 @@ public final class StorageCluster implements AutoCloseable {
         /** {@code [storage] resync-bandwidth} of every node. */
         public Builder resyncBandwidth(DataSize perSecond) {
             this.resyncBandwidth = perSecond;
+            return this;
+        }
+
+        /** {@code [storage.qos]} of every in-process node. */
+        public Builder qos(QosShares shares) {
+            this.qos = shares;
             return this;
         }
 
@@ -403,14 +411,14 @@ public final class StorageCluster implements AutoCloseable {
                 targets.add(new StorageConfig.Target(t, nodeDir(i).resolve("t" + t.value())));
             }
             return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withMgmtd(mgmtd.addresses())
-                    .withLabels(Map.of("host", "h" + i)).withResyncBandwidth(b.resyncBandwidth);
+                    .withLabels(Map.of("host", "h" + i)).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos);
         }
         for (int c = 1; c <= b.chains; c++) {
             if (members(c).contains(i)) {
                 targets.add(new StorageConfig.Target(target(i, c), nodeDir(i).resolve("t" + target(i, c).value())));
             }
         }
-        return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withResyncBandwidth(b.resyncBandwidth);
+        return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos);
     }
 
     /** Node {@code i}'s data directory. */

@@ -20,6 +20,7 @@ import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.Response;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
+import io.strata.core.tier.QosClass;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.util.Futures;
@@ -131,26 +132,26 @@ class CraqTest {
         int crc = Crc32c.of(data);
         var head = f.address(1);
         // wrong checksum
-        assertThat(status(head, new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 1), UpdateKind.WRITE, 0, 4, crc ^ 1), data))
+        assertThat(status(head, new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 1), UpdateKind.WRITE, 0, 4, crc ^ 1, QosClass.INTERACTIVE), data))
                 .isEqualTo(Status.CHECKSUM_MISMATCH);
         // chunk id out of range
-        assertThat(status(head, new WriteChunk(new ChunkRef(11, -5, 1, SIZE), v, new RequestId(1, 2), UpdateKind.WRITE, 0, 4, crc), data))
+        assertThat(status(head, new WriteChunk(new ChunkRef(11, -5, 1, SIZE), v, new RequestId(1, 2), UpdateKind.WRITE, 0, 4, crc, QosClass.INTERACTIVE), data))
                 .isEqualTo(Status.CHUNK_ID_OUT_OF_RANGE);
-        assertThat(status(head, new WriteChunk(new ChunkRef(0, 1, 1, SIZE), v, new RequestId(1, 3), UpdateKind.WRITE, 0, 4, crc), data))
+        assertThat(status(head, new WriteChunk(new ChunkRef(0, 1, 1, SIZE), v, new RequestId(1, 3), UpdateKind.WRITE, 0, 4, crc, QosClass.INTERACTIVE), data))
                 .isEqualTo(Status.CHUNK_ID_OUT_OF_RANGE);
         // offset past the chunk size (server side, then the client's own check)
-        assertThat(status(head, new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 4), UpdateKind.WRITE, SIZE - 2, 4, crc), data))
+        assertThat(status(head, new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 4), UpdateKind.WRITE, SIZE - 2, 4, crc, QosClass.INTERACTIVE), data))
                 .isEqualTo(Status.OFFSET_OUT_OF_RANGE);
-        assertThat(status(f.address(2), new ReadChunk(ChunkRef.of(a), v, SIZE + 1, 10), Unpooled.EMPTY_BUFFER))
+        assertThat(status(f.address(2), new ReadChunk(ChunkRef.of(a), v, SIZE + 1, 10, QosClass.INTERACTIVE), Unpooled.EMPTY_BUFFER))
                 .isEqualTo(Status.OFFSET_OUT_OF_RANGE);
         assertThatThrownBy(() -> Futures.join(client.writeAsync(a, SIZE, data, IO)))
                 .extracting(e -> ((StrataException) e).status()).isEqualTo(Status.OFFSET_OUT_OF_RANGE);
         // stale chain version: refused with the node's version
-        StrataException stale = error(head, new WriteChunk(ChunkRef.of(a), v - 1, new RequestId(1, 5), UpdateKind.WRITE, 0, 4, crc), data);
+        StrataException stale = error(head, new WriteChunk(ChunkRef.of(a), v - 1, new RequestId(1, 5), UpdateKind.WRITE, 0, 4, crc, QosClass.INTERACTIVE), data);
         assertThat(stale).isInstanceOf(StrataException.StaleRouting.class);
         assertThat(((StrataException.StaleRouting) stale).currentVersion()).isEqualTo(v);
         // a write sent to a middle replica instead of the head
-        assertThat(status(f.address(2), new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 6), UpdateKind.WRITE, 0, 4, crc), data))
+        assertThat(status(f.address(2), new WriteChunk(ChunkRef.of(a), v, new RequestId(1, 6), UpdateKind.WRITE, 0, 4, crc, QosClass.INTERACTIVE), data))
                 .isEqualTo(Status.STALE_CHAIN_VERSION);
         data.release();
         for (int n : f.members(1)) {
@@ -180,7 +181,7 @@ class CraqTest {
         long v = f.routing().current().chain(a.chain()).version();
         ByteBuf x = Unpooled.wrappedBuffer(new byte[]{7, 7, 7});
         RequestId idX = new RequestId(42, 1);
-        WriteChunk wx = new WriteChunk(ChunkRef.of(a), v, idX, UpdateKind.WRITE, 0, 3, Crc32c.of(x));
+        WriteChunk wx = new WriteChunk(ChunkRef.of(a), v, idX, UpdateKind.WRITE, 0, 3, Crc32c.of(x), QosClass.INTERACTIVE);
         // the same request twice at once: one application, the same answer
         CompletableFuture<Response> r1 = raw.call(f.address(1), wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10));
         CompletableFuture<Response> r2 = raw.call(f.address(1), wx, Payload.of(x.retainedDuplicate()), Duration.ofSeconds(10));
@@ -267,7 +268,7 @@ class CraqTest {
         // a request with the old chain version is refused by everyone now
         ByteBuf d = Unpooled.wrappedBuffer(new byte[]{3});
         assertThat(status(f.address(1), new WriteChunk(ChunkRef.of(a), 1, new RequestId(5, 5), UpdateKind.WRITE, 0, 1,
-                Crc32c.of(d)), d)).isEqualTo(Status.STALE_CHAIN_VERSION);
+                Crc32c.of(d), QosClass.INTERACTIVE), d)).isEqualTo(Status.STALE_CHAIN_VERSION);
         d.release();
     }
 
@@ -299,7 +300,7 @@ class CraqTest {
         write(a, 0, new byte[]{1});
         f.node(2).gate().close(Status.FENCED, "lost the cluster manager");
         long v = f.routing().current().chain(a.chain()).version();
-        assertThat(status(f.address(2), new ReadChunk(ChunkRef.of(a), v, 0, 1), Unpooled.EMPTY_BUFFER)).isEqualTo(Status.FENCED);
+        assertThat(status(f.address(2), new ReadChunk(ChunkRef.of(a), v, 0, 1, QosClass.INTERACTIVE), Unpooled.EMPTY_BUFFER)).isEqualTo(Status.FENCED);
         // reads move on to another replica; writes (which need node 2) fail once their deadline passes
         assertThat(readFrom(a, 2)).isEqualTo(new byte[]{1});
         assertThatThrownBy(() -> Futures.join(client.writeAsync(a, 0, Unpooled.wrappedBuffer(new byte[]{2}),

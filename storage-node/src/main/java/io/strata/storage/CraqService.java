@@ -10,6 +10,7 @@ import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.Reply;
 import io.strata.core.rpc.Request;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.QosClass;
 import io.strata.storage.engine.ChunkEngine;
 import io.strata.storage.engine.ChunkMeta;
 import io.strata.storage.engine.ChunkVersion;
@@ -185,7 +186,7 @@ final class CraqService {
             long version = base.committedVersion() + 1;
             Update update = new Update(m.kind(), m.offset(), m.length(), m.request());
             ForwardUpdate fwd = new ForwardUpdate(m.chunk(), view.version(), m.request(), version, m.kind(), m.offset(), m.length(),
-                    m.crc32c());
+                    m.crc32c(), m.qos());
             return store(view, a, base, update, payload, fwd, deadline).thenApply(stored -> {
                 reply.complete(done(stored.meta, version));
                 return stored;
@@ -226,7 +227,10 @@ final class CraqService {
                                             ForwardUpdate fwd, long deadline) {
         ChunkEngine engine = view.engine();
         boolean tail = view.isTail();
-        return engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail)
+        // only the local write takes a slot: a slot held across the forward could wait on a
+        // successor whose slots wait on this node (two chains with heads on each other's disks)
+        return node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
+                        () -> engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail))
                 .thenCompose(written -> {
                     receiver.stored(view, a.id());
                     return tail ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null)))
@@ -288,7 +292,7 @@ final class CraqService {
         ByteBuf content = readWhole(engine, a.id(), p);
         UpdateKind kind = p.removed() ? UpdateKind.REMOVE : UpdateKind.REPLACE;
         ForwardUpdate fwd = new ForwardUpdate(ChunkRef.of(a), view.version(), p.request(), p.version(), kind, 0,
-                p.removed() ? 0 : p.length(), Crc32c.of(content));
+                p.removed() ? 0 : p.length(), Crc32c.of(content), QosClass.BACKGROUND);
         return passOn(view, a, meta, fwd, content, deadline)
                 .whenComplete((s, e) -> content.release())
                 .thenCompose(s -> s.commit.thenApply(x -> s.meta));
@@ -422,7 +426,10 @@ final class CraqService {
                 if (!view.state().readable()) {
                     throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName() + ", not serving reads");
                 }
-                return readAttempt(view, a, m, deadline, 1);
+                // a clean chunk is read in a slot of the target's QoS scheduler; a dirty one (a write
+                // in flight) is read outside it, as settling may wait for that write's own slot
+                return node.scheduler(view.self()).submit(m.qos(), m.length(), () -> readClean(view, a, m))
+                        .thenCompose(r -> r != null ? CompletableFuture.completedFuture(r) : readAttempt(view, a, m, deadline, 1));
             });
         }).whenComplete((r, e) -> {
             if (r != null) {
@@ -430,6 +437,18 @@ final class CraqService {
             }
             metrics.done("read", start, e);
         });
+    }
+
+    /** Serves the read when the chunk has no pending version here; null otherwise. */
+    private CompletableFuture<Reply> readClean(ChainView view, ChunkAddress a, ReadChunk m) {
+        return CompletableFuture.supplyAsync(() -> {
+            Snapshot snap = Snapshot.open(view.engine(), a);
+            if (snap.meta.dirty()) {
+                snap.close();
+                return null;
+            }
+            return serve(view.engine(), a, m, snap, snap.meta.committed());
+        }, node.io());
     }
 
     private CompletableFuture<Reply> readAttempt(ChainView view, ChunkAddress a, ReadChunk m, long deadline, int attempt) {

@@ -79,11 +79,11 @@ final class Replicator {
                 }
                 ByteBuf c = content[0];
                 m = new ForwardUpdate(msg.chunk(), view.version(), msg.request(), msg.version(), UpdateKind.REPLACE, 0,
-                        c.readableBytes(), Crc32c.of(c));
+                        c.readableBytes(), Crc32c.of(c), msg.qos());
                 p = c.isReadable() ? Payload.of(c.retainedDuplicate()) : Payload.NONE;
             } else {
                 m = new ForwardUpdate(msg.chunk(), view.version(), msg.request(), msg.version(), msg.kind(), msg.offset(),
-                        msg.length(), msg.crc32c());
+                        msg.length(), msg.crc32c(), msg.qos());
                 p = payload.isReadable() ? Payload.of(payload.retainedDuplicate()) : Payload.NONE;
             }
             return rpc.call(view.nodeOf(succ.get()).address(), m, p, budget(deadlineNanos)).thenApply(r -> {

@@ -2,9 +2,11 @@ package io.strata.storage;
 
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
+import io.strata.config.QosConfig;
 import io.strata.core.DataSize;
 import io.strata.core.NodeId;
 import io.strata.core.TargetId;
+import io.strata.core.qos.QosShares;
 import io.strata.storage.engine.EngineOptions;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -31,6 +33,7 @@ import java.util.Set;
  * meta-map-size = "1GiB"       # LMDB map size per target
  * resync-bandwidth = "256MiB"  # bytes per second this node sends to targets it resyncs (client I/O is not limited)
  * failed-after-io-errors = 3   # consecutive I/O errors after which a target is reported failed (offline)
+ * [storage.qos]                # how each target's disk is shared between QoS classes (QosConfig)
  * [[storage.targets]]
  * id = 101
  * path = "/disk1/strata/t101"  # optional: default &lt;node.data&gt;/target-&lt;id&gt;
@@ -41,10 +44,11 @@ import java.util.Set;
  * @param labels          failure-domain labels registered with the manager
  * @param resyncBandwidth most bytes per second of resync copies this node sends
  * @param ioErrorLimit    consecutive I/O errors after which a target is taken out of service
+ * @param qos             how each target's reads and writes are ordered by class
  */
 public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout,
                             List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
-                            DataSize resyncBandwidth, int ioErrorLimit) {
+                            DataSize resyncBandwidth, int ioErrorLimit, QosShares qos) {
     /** Default {@code resync-bandwidth}. */
     public static final DataSize DEFAULT_RESYNC_BANDWIDTH = DataSize.ofMiB(256);
     /** Default {@code failed-after-io-errors}. */
@@ -64,6 +68,9 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         if (resyncBandwidth.bytes() < 64 * 1024) {
             throw new ConfigException("storage.resync-bandwidth", "must be at least 64KiB (per second), got " + resyncBandwidth);
         }
+        if (qos == null) {
+            throw new IllegalArgumentException("qos shares are required");
+        }
         if (ioErrorLimit < 1) {
             throw new ConfigException("storage.failed-after-io-errors", "must be at least 1, got " + ioErrorLimit);
         }
@@ -71,7 +78,8 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
 
     /** A node routed by a static table (no cluster manager), with default resync settings. */
     public StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout) {
-        this(nodeId, targets, engine, forwardTimeout, List.of(), null, Map.of(), DEFAULT_RESYNC_BANDWIDTH, DEFAULT_IO_ERROR_LIMIT);
+        this(nodeId, targets, engine, forwardTimeout, List.of(), null, Map.of(), DEFAULT_RESYNC_BANDWIDTH, DEFAULT_IO_ERROR_LIMIT,
+                QosShares.DEFAULTS);
     }
 
     /** Whether this node registers with a cluster manager (else it needs a static routing table). */
@@ -85,19 +93,23 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
 
     /** This config registering with the cluster manager at {@code peers}. */
     public StorageConfig withMgmtd(List<InetSocketAddress> peers) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos);
     }
 
     public StorageConfig withLabels(Map<String, String> l) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos);
     }
 
     public StorageConfig withResyncBandwidth(DataSize perSecond) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos);
     }
 
     public StorageConfig withIoErrorLimit(int n) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos);
+    }
+
+    public StorageConfig withQos(QosShares q) {
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q);
     }
 
     public static StorageConfig read(ConfigNode s, Path dataDir) {
@@ -150,6 +162,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         if (targets.isEmpty()) {
             throw new ConfigException(s.path() + ".targets", "a storage node needs at least one [[storage.targets]]");
         }
-        return new StorageConfig(node, targets, engine, forward, mgmtd, advertise, labels, bandwidth, ioErrors);
+        QosShares qos = QosConfig.read(s.section("qos"));
+        return new StorageConfig(node, targets, engine, forward, mgmtd, advertise, labels, bandwidth, ioErrors, qos);
     }
 }

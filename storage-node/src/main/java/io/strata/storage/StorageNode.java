@@ -6,6 +6,7 @@ import io.strata.core.NodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.TargetId;
+import io.strata.core.qos.QosScheduler;
 import io.strata.core.rpc.CoreMessages;
 import io.strata.core.rpc.EchoService;
 import io.strata.core.rpc.Protocol;
@@ -71,6 +72,8 @@ public final class StorageNode implements AutoCloseable {
     private final StorageConfig config;
     private final RoutingSource routing;
     private final Map<TargetId, ChunkEngine> engines;
+    /** Per target (one device): the order its reads and writes reach the disk in, by QoS class. */
+    private final Map<TargetId, QosScheduler> schedulers;
     private final Map<TargetId, String> failedAtOpen;
     private final ExecutorService io;
     /** {@link #io} for continuations; runs a task in the caller once the pool has shut down, so no future is left hanging. */
@@ -127,6 +130,11 @@ public final class StorageNode implements AutoCloseable {
                 }
             }
             this.engines = Collections.unmodifiableMap(opened);
+            Map<TargetId, QosScheduler> qos = new LinkedHashMap<>();
+            for (TargetId t : opened.keySet()) {
+                qos.put(t, new QosScheduler(t.toString(), config.qos(), ctx.clock(), ctx.scheduler(), ctx.meters()));
+            }
+            this.schedulers = Collections.unmodifiableMap(qos);
             this.failedAtOpen = Collections.unmodifiableMap(failed);
             this.locks = new ChunkLocks(work);
             client = new RpcClient(ctx, StorageMessages.PROTOCOL, rpcOptions);
@@ -382,6 +390,15 @@ public final class StorageNode implements AutoCloseable {
             throw new StrataException(Status.NO_SUCH_TARGET, target + " is not on " + config.nodeId());
         }
         return e;
+    }
+
+    /** The QoS scheduler of one of this node's targets. */
+    QosScheduler scheduler(TargetId target) {
+        QosScheduler s = schedulers.get(target);
+        if (s == null) {
+            throw new StrataException(Status.NO_SUCH_TARGET, target + " is not on " + config.nodeId());
+        }
+        return s;
     }
 
     public List<TargetId> targets() {

@@ -141,7 +141,7 @@ public final class StorageClient implements Tier {
                 throw new StrataException(Status.NOT_SERVING, c.id() + " has no writable target in routing v" + r.version());
             }
             NodeInfo head = r.nodeOf(path.get(0));
-            WriteChunk m = new WriteChunk(ChunkRef.of(chunk), c.version(), id, kind, offset, length, crc);
+            WriteChunk m = new WriteChunk(ChunkRef.of(chunk), c.version(), id, kind, offset, length, crc, io.qos());
             Payload p = hasData && data.isReadable() ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
             return rpc.call(head.address(), m, p, budget).thenApply(resp -> {
                 try (resp) {
@@ -179,7 +179,7 @@ public final class StorageClient implements Tier {
                 throw new StrataException(Status.NOT_SERVING, c.id() + " has no serving replica in routing v" + r.version());
             }
             TargetId t = replicas.get(attempt % replicas.size());
-            ReadChunk m = new ReadChunk(ChunkRef.of(chunk), c.version(), offset, length);
+            ReadChunk m = new ReadChunk(ChunkRef.of(chunk), c.version(), offset, length, io.qos());
             return rpc.call(r.nodeOf(t).address(), m, Payload.NONE, budget).thenApply(resp -> {
                 try (resp) {
                     ReadDone d = resp.message(ReadDone.class);

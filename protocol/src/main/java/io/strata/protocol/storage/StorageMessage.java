@@ -1,6 +1,7 @@
 package io.strata.protocol.storage;
 
 import io.strata.core.rpc.Message;
+import io.strata.core.tier.QosClass;
 import java.util.List;
 
 /**
@@ -15,15 +16,15 @@ public sealed interface StorageMessage extends Message {
      * of the payload (checked on every node).
      */
     record WriteChunk(ChunkRef chunk, long chainVersion, RequestId request, UpdateKind kind, long offset, long length,
-                      int crc32c) implements StorageMessage {
+                      int crc32c, QosClass qos) implements StorageMessage {
     }
 
     /** Head to client: the update is committed at the tail as {@code version}; the chunk's length and CRC32C after it. */
     record WriteDone(long version, long length, int crc32c) implements StorageMessage {
     }
 
-    /** Client to any serving replica: read {@code length} bytes at {@code offset}. */
-    record ReadChunk(ChunkRef chunk, long chainVersion, long offset, int length) implements StorageMessage {
+    /** Client to any serving replica: read {@code length} bytes at {@code offset}, scheduled in class {@code qos}. */
+    record ReadChunk(ChunkRef chunk, long chainVersion, long offset, int length, QosClass qos) implements StorageMessage {
     }
 
     /**
@@ -35,7 +36,7 @@ public sealed interface StorageMessage extends Message {
 
     /** Predecessor to successor: store version {@code version} (pending, or committed at the tail). Payload as in WriteChunk. */
     record ForwardUpdate(ChunkRef chunk, long chainVersion, RequestId request, long version, UpdateKind kind, long offset,
-                         long length, int crc32c) implements StorageMessage {
+                         long length, int crc32c, QosClass qos) implements StorageMessage {
     }
 
     /** Successor to predecessor: {@code version} is committed from here to the tail. */

@@ -5,6 +5,7 @@ import io.strata.core.rpc.CoreMessages;
 import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Wire;
+import io.strata.core.tier.QosClass;
 import io.strata.protocol.storage.StorageMessage.ChunkList;
 import io.strata.protocol.storage.StorageMessage.ChunkStat;
 import io.strata.protocol.storage.StorageMessage.ListChunks;
@@ -39,10 +40,11 @@ public final class StorageMessages {
                 writeRequest(out, m.request());
                 Wire.writeEnum(out, m.kind());
                 out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
+                Wire.writeEnum(out, m.qos());
             },
             in -> new WriteChunk(ChunkRef.decode(in), Wire.readLong(in, "chain version"), readRequest(in),
                     Wire.readEnum(in, UpdateKind.class, "update kind"), Wire.readLong(in, "offset"), Wire.readLong(in, "length"),
-                    Wire.readInt(in, "crc32c")));
+                    Wire.readInt(in, "crc32c"), Wire.readEnum(in, QosClass.class, "qos class")));
     public static final MessageType<WriteDone> WRITE_DONE = MessageType.of(101, WriteDone.class,
             (m, out) -> out.writeLong(m.version()).writeLong(m.length()).writeInt(m.crc32c()),
             in -> new WriteDone(Wire.readLong(in, "version"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));
@@ -50,9 +52,10 @@ public final class StorageMessages {
             (m, out) -> {
                 m.chunk().encode(out);
                 out.writeLong(m.chainVersion()).writeLong(m.offset()).writeInt(m.length());
+                Wire.writeEnum(out, m.qos());
             },
             in -> new ReadChunk(ChunkRef.decode(in), Wire.readLong(in, "chain version"), Wire.readLong(in, "offset"),
-                    Wire.readInt(in, "length")));
+                    Wire.readInt(in, "length"), Wire.readEnum(in, QosClass.class, "qos class")));
     public static final MessageType<ReadDone> READ_DONE = MessageType.of(103, ReadDone.class,
             (m, out) -> {
                 out.writeLong(m.version()).writeLong(m.chunkLength());
@@ -69,10 +72,11 @@ public final class StorageMessages {
                 out.writeLong(m.version());
                 Wire.writeEnum(out, m.kind());
                 out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
+                Wire.writeEnum(out, m.qos());
             },
             in -> new ForwardUpdate(ChunkRef.decode(in), Wire.readLong(in, "chain version"), readRequest(in),
                     Wire.readLong(in, "version"), Wire.readEnum(in, UpdateKind.class, "update kind"), Wire.readLong(in, "offset"),
-                    Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));
+                    Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"), Wire.readEnum(in, QosClass.class, "qos class")));
     public static final MessageType<UpdateAcked> UPDATE_ACKED = MessageType.of(105, UpdateAcked.class,
             (m, out) -> out.writeLong(m.version()).writeLong(m.length()).writeInt(m.crc32c()),
             in -> new UpdateAcked(Wire.readLong(in, "version"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));

@@ -11,6 +11,7 @@ import io.strata.core.rpc.Message;
 import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Wire;
+import io.strata.core.tier.QosClass;
 import io.strata.protocol.storage.StorageMessage.ChunkStat;
 import io.strata.protocol.storage.StorageMessage.ForwardUpdate;
 import io.strata.protocol.storage.StorageMessage.QueryVersion;
@@ -34,14 +35,14 @@ class StorageMessagesTest {
 
     static List<Message> samples() {
         return List.of(
-                new WriteChunk(REF, 7, new RequestId(-1, 99), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFEBABE),
-                new WriteChunk(REF, 1, new RequestId(5, 6), UpdateKind.REMOVE, 0, 0, 0),
+                new WriteChunk(REF, 7, new RequestId(-1, 99), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFEBABE, QosClass.CHECKPOINT),
+                new WriteChunk(REF, 1, new RequestId(5, 6), UpdateKind.REMOVE, 0, 0, 0, QosClass.BACKGROUND),
                 new WriteDone(3, 1 << 20, -17),
-                new ReadChunk(REF, 9, 123, 4567),
+                new ReadChunk(REF, 9, 123, 4567, QosClass.TRAINING_READ),
                 new ReadDone(8, 65536, true, 0x12345678),
                 new ReadDone(0, 0, false, 0),
-                new ForwardUpdate(REF, 2, new RequestId(1, 2), 44, UpdateKind.REPLACE, 0, 77, 5),
-                new ForwardUpdate(REF, 2, new RequestId(1, 3), 45, UpdateKind.TRUNCATE, 0, 1000, 0),
+                new ForwardUpdate(REF, 2, new RequestId(1, 2), 44, UpdateKind.REPLACE, 0, 77, 5, QosClass.PREFETCH),
+                new ForwardUpdate(REF, 2, new RequestId(1, 3), 45, UpdateKind.TRUNCATE, 0, 1000, 0, QosClass.INTERACTIVE),
                 new UpdateAcked(44, 77, 5),
                 new QueryVersion(REF, 12),
                 new VersionIs(Long.MAX_VALUE),
@@ -123,7 +124,7 @@ class StorageMessagesTest {
 
     @Test
     void badEnumTagsAndBooleansAreMalformed() {
-        ByteBuf w = encode(new WriteChunk(REF, 1, new RequestId(1, 1), UpdateKind.WRITE, 0, 1, 0));
+        ByteBuf w = encode(new WriteChunk(REF, 1, new RequestId(1, 1), UpdateKind.WRITE, 0, 1, 0, QosClass.INTERACTIVE));
         w.setByte(ChunkRef.BYTES + 8 + 16, 99); // the update kind
         assertThatThrownBy(() -> PROTOCOL.decode(StorageMessages.WRITE_CHUNK, w)).isInstanceOf(Wire.Malformed.class)
                 .hasMessageContaining("update kind");

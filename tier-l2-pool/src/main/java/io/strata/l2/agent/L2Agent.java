@@ -603,7 +603,7 @@ public final class L2Agent implements AutoCloseable {
         ChunkAddress a = m.chunk().address();
         Key k = new Key(m.chunk().inode(), m.chunk().index());
         return queue.run(k, () -> warmCopy(m.chunk(), k, m.epoch(), m.holders(), null,
-                        () -> l3.readAsync(a, 0, a.chunkSize(), IoOptions.DEFAULT)))
+                        () -> l3.readAsync(a, 0, a.chunkSize(), l3Io().withQos(QosClass.CHECKPOINT))))
                 .thenApply(f -> Reply.of(new L2Message.Warmed(f.fromL3(), f.bytes())));
     }
 
