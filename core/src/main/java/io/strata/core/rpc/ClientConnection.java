@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private volatile StrataException connectFailure;
     private String closeReason = "connection closed";
     private boolean closingByThisClient;
+    /** Calls claimed on this connection that have not completed (any thread). */
+    private final AtomicInteger users = new AtomicInteger();
+    /** When the last claimed call completed, or when the connection was made: see {@link #quietFor}. */
+    private volatile long quietSinceNanos;
 
     ClientConnection(NodeContext node, Protocol protocol, RpcOptions options, RpcMetrics metrics, String peer, EventLoop loop) {
         this.node = node;
@@ -58,6 +63,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         this.metrics = metrics;
         this.peer = peer;
         this.loop = loop;
+        this.quietSinceNanos = node.clock().nanoTime();
     }
 
     /** One outstanding call; touched on the event loop only, except for the future. */
@@ -131,15 +137,37 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** Sends {@code message}; ownership of {@code payload} passes to this method. */
+    /** Reserves the connection for one {@link #call}, which must follow: a claimed connection is never quiet. */
+    void claim() {
+        users.incrementAndGet();
+    }
+
+    /**
+     * True when no claimed call is outstanding and none completed for {@code nanos}: a server
+     * closes connections that stay silent for its idle timeout, so the client replaces one that
+     * has been quiet for a good part of it rather than send into a connection being closed.
+     */
+    boolean quietFor(long nanos) {
+        return users.get() == 0 && node.clock().nanoTime() - quietSinceNanos >= nanos;
+    }
+
+    /**
+     * Sends {@code message} on a connection {@link #claim claimed} for it; ownership of
+     * {@code payload} passes to this method.
+     */
     CompletableFuture<Response> call(Message message, Payload payload, long timeoutNanos) {
         CompletableFuture<Response> f = new CompletableFuture<>();
+        f.whenComplete((r, e) -> {
+            quietSinceNanos = node.clock().nanoTime();
+            users.decrementAndGet();
+        });
         MessageType<?> type;
         try {
             type = protocol.typeOf(message);
         } catch (IllegalArgumentException e) {
             payload.release();
-            return CompletableFuture.failedFuture(new StrataException(Status.INVALID_ARGUMENT, e.getMessage()));
+            f.completeExceptionally(new StrataException(Status.INVALID_ARGUMENT, e.getMessage()));
+            return f;
         }
         Call c = new Call(type, message, payload, f, timeoutNanos);
         if (loop.inEventLoop()) {

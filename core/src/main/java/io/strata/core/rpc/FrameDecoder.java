@@ -1,6 +1,8 @@
 package io.strata.core.rpc;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import java.util.List;
@@ -9,23 +11,105 @@ import java.util.List;
  * Splits the byte stream into {@link Frame}s, checking the header before waiting for the rest:
  * a wrong magic, an unknown version or flags, a request with a status, or a body or payload
  * over the limits raise {@link Wire.Malformed} at once (the connection handler then logs the
- * reason and closes). Body and payload are retained slices of the receive buffer; a large
- * frame's buffer is sized once when its header arrives, so its payload is copied only once.
+ * reason and closes). Body and payload are retained slices of the receive buffer.
+ *
+ * <p>The receive buffer grows only with bytes that have arrived, never with the lengths a header
+ * claims: a peer that sends the header of an 80 MiB frame and stops costs this node its header,
+ * not 80 MiB. A frame of at least {@link #LARGE_FRAME} bytes is collected in segments, each
+ * allocated when the bytes before it have filled the last one and no larger than what has
+ * arrived of the frame or {@link #SEGMENT}; so a connection holds at most what it sent plus one
+ * segment. Segments are never moved, so each payload byte is copied once (from the socket's
+ * read buffer into its segment), and the payload of such a frame is a slice of a composite
+ * buffer: readers use {@code nioBuffers()} or the {@code ByteBuf} accessors, not one NIO buffer.
  */
 final class FrameDecoder extends ByteToMessageDecoder {
+    /** Frames at least this large are collected in segments (see {@link #cumulate}). */
+    static final int LARGE_FRAME = 128 * 1024;
+    /** Largest segment: the most memory a connection holds beyond the bytes it sent. */
+    static final int SEGMENT = 1 << 20;
+
     private final int maxBodyBytes;
     private final int maxPayloadBytes;
+
+    /** Set after the first bad frame: the stream has lost its framing, so the rest is dropped. */
+    private boolean failed;
+    /** Length of the incomplete large frame at the front of the buffer, 0 when there is none. */
+    private long largeFrameBytes;
+    /** The segmented buffer collecting that frame once its bytes keep arriving, else null. */
+    private CompositeByteBuf segments;
 
     FrameDecoder(int maxBodyBytes, int maxPayloadBytes) {
         this.maxBodyBytes = maxBodyBytes;
         this.maxPayloadBytes = maxPayloadBytes;
+        setCumulator(this::cumulate);
     }
 
-    /** Frames at least this large get a receive buffer sized for them (see {@link #decodeFrame}). */
-    static final int LARGE_FRAME = 128 * 1024;
+    /**
+     * True while part of a frame has arrived and the rest has not: the connection handler closes
+     * a connection that stays so for the read timeout.
+     */
+    boolean midFrame() {
+        return !failed && actualReadableBytes() > 0;
+    }
 
-    /** Set after the first bad frame: the stream has lost its framing, so the rest is dropped. */
-    private boolean failed;
+    /** Drops the rest of the stream: the connection is being closed and its partial frame is not a fault. */
+    void abandon() {
+        failed = true;
+    }
+
+    /**
+     * Appends newly read bytes. While a large frame is incomplete they go into its segments;
+     * otherwise into a plain buffer, merged as usual, which then holds less than
+     * {@link #LARGE_FRAME} bytes of a frame plus one read.
+     */
+    private ByteBuf cumulate(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
+        if (largeFrameBytes > 0 && cumulation == segments) {
+            try {
+                append(segments, in);
+                return segments;
+            } finally {
+                in.release();
+            }
+        }
+        if (largeFrameBytes == 0 && !(cumulation instanceof CompositeByteBuf)) {
+            return MERGE_CUMULATOR.cumulate(alloc, cumulation, in);
+        }
+        // A new buffer either way below: the old segments may still back a payload being served.
+        ByteBuf next = null;
+        try {
+            if (largeFrameBytes > 0) { // a large frame starts
+                CompositeByteBuf buf = alloc.compositeBuffer(Integer.MAX_VALUE);
+                next = buf;
+                append(buf, cumulation);
+                append(buf, in);
+                segments = buf;
+            } else { // the few bytes that followed a large frame go back to a plain buffer
+                next = alloc.buffer(cumulation.readableBytes() + in.readableBytes());
+                next.writeBytes(cumulation).writeBytes(in);
+            }
+            return next;
+        } catch (RuntimeException | Error e) {
+            if (next != null) {
+                next.release();
+            }
+            throw e;
+        } finally {
+            cumulation.release();
+            in.release();
+        }
+    }
+
+    /** Copies {@code from} into the segments, first adding a segment if they have no room left. */
+    private void append(CompositeByteBuf buf, ByteBuf from) {
+        int shortfall = from.readableBytes() - buf.writableBytes();
+        if (shortfall > 0) {
+            long received = buf.readableBytes() + from.readableBytes();
+            long rest = largeFrameBytes - (buf.capacity() - buf.readerIndex());
+            long segment = Math.min(Math.min(SEGMENT, received), rest);
+            buf.capacity(buf.capacity() + (int) Math.max(shortfall, segment));
+        }
+        buf.writeBytes(from);
+    }
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
@@ -58,6 +142,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
             throw new Wire.Malformed("unknown flags 0x" + Integer.toHexString(in.getUnsignedByte(base + 3)));
         }
         if (have < Frame.HEADER_BYTES) {
+            largeFrameBytes = 0;
             return;
         }
         int flags = in.getUnsignedByte(base + 3);
@@ -85,16 +170,11 @@ final class FrameDecoder extends ByteToMessageDecoder {
         }
         long total = Frame.HEADER_BYTES + bodyLen + payloadLen;
         if (in.readableBytes() < total) {
-            // A large frame arrives over many reads: size the receive buffer for the whole frame
-            // now, so that each later read is copied into it once, instead of into a buffer
-            // that grows by doubling (copying everything received so far at every step).
-            if (total >= LARGE_FRAME && in.maxCapacity() - in.readerIndex() >= total
-                    && in.capacity() - in.readerIndex() < total && in.refCnt() == 1) {
-                in.discardReadBytes();
-                in.ensureWritable((int) (total - in.readableBytes()));
-            }
+            largeFrameBytes = total >= LARGE_FRAME ? total : 0;
             return;
         }
+        largeFrameBytes = 0;
+        segments = null;
         in.skipBytes(Frame.HEADER_BYTES);
         ByteBuf body = in.readRetainedSlice((int) bodyLen);
         ByteBuf payload = payloadLen == 0 ? null : in.readRetainedSlice((int) payloadLen);

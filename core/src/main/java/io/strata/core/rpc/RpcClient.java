@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Calls other nodes. Connections are opened on first use, reused by every later call to the
  * same address, and replaced after they close; {@link RpcOptions#connectionsPerPeer()} of them
- * per peer share the calls round-robin.
+ * per peer share the calls round-robin. A connection that has carried no call for half of
+ * {@link RpcOptions#idleTimeout()} is replaced too, before the server closes it as idle, so that
+ * a call is never sent into a connection the server is closing.
  *
  * <p>Buffer ownership: the payload given to {@link #call} belongs to the client from then on,
  * even when the call fails; the payload of a {@link Response} belongs to the caller.
@@ -59,7 +61,7 @@ public final class RpcClient implements AutoCloseable {
             payload.release();
             return CompletableFuture.failedFuture(new StrataException(Status.SHUTTING_DOWN, "RPC client is closed"));
         }
-        return peers.computeIfAbsent(address, Peer::new).next().call(message, payload, timeout.toNanos());
+        return peers.computeIfAbsent(address, Peer::new).claim().call(message, payload, timeout.toNanos());
     }
 
     /** Calls and expects a reply of {@code type} without payload (any payload is released). */
@@ -94,15 +96,24 @@ public final class RpcClient implements AutoCloseable {
             }
         }
 
-        /** A usable connection, opening one when the slot is empty or its connection died. */
-        ClientConnection next() {
+        /**
+         * A usable connection, claimed for one call. Opens one when the slot is empty, its
+         * connection died, or it has been quiet so long that the server may close it as idle.
+         * Claiming under the lock keeps a connection from being retired between choice and use.
+         */
+        ClientConnection claim() {
             int i = Math.floorMod(rr.getAndIncrement(), slots.size());
             synchronized (this) {
                 ClientConnection c = slots.get(i);
+                if (c != null && c.isUsable() && c.quietFor(options.idleTimeout().toNanos() / 2)) {
+                    c.close();
+                    c = null;
+                }
                 if (c == null || !c.isUsable()) {
                     c = connect();
                     slots.set(i, c);
                 }
+                c.claim();
                 return c;
             }
         }

@@ -9,7 +9,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * The RPC layer's meters: {@code strata.rpc.calls} (client timer, by message and status),
  * {@code strata.rpc.served} (server counter, by message and status), {@code strata.rpc.bytes}
- * (payload bytes, by direction) and {@code strata.rpc.bad.frames}.
+ * (payload bytes, by direction) and {@code strata.rpc.bad.frames}; on servers also
+ * {@code strata.rpc.connections.refused} (connections closed at accept because the server had
+ * {@link RpcOptions#maxConnections()} open) and {@code strata.rpc.connections.timed.out}
+ * (connections closed by the server, by {@code timeout}: {@code idle} or {@code read}).
  */
 final class RpcMetrics {
     private final MeterRegistry registry;
@@ -53,5 +56,13 @@ final class RpcMetrics {
 
     void badFrame() {
         badFrames.increment();
+    }
+
+    void connectionRefused() {
+        Counter.builder("strata.rpc.connections.refused").register(registry).increment();
+    }
+
+    void connectionTimedOut(String timeout) {
+        Counter.builder("strata.rpc.connections.timed.out").tag("timeout", timeout).register(registry).increment();
     }
 }

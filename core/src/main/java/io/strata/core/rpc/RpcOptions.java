@@ -5,7 +5,9 @@ import java.time.Duration;
 
 /**
  * Settings of the RPC layer, shared by servers and clients. Validated here; the config module
- * loads them from the {@code [rpc]} section of a node's TOML file.
+ * loads them from the {@code [rpc]} section of a node's TOML file, except the server's connection
+ * limits ({@code maxConnections}, {@code idleTimeout}, {@code readTimeout}), which that table does
+ * not carry yet and which take their defaults there.
  *
  * @param maxBodyBytes          largest message body accepted (payloads are separate)
  * @param maxPayload            largest payload accepted in one frame (a 64 MiB chunk plus slack)
@@ -16,13 +18,29 @@ import java.time.Duration;
  * @param connectTimeout        TCP connect timeout
  * @param connectionsPerPeer    TCP connections a client opens to one peer (spread round-robin)
  * @param writeBufferHigh       bytes queued on a socket before it counts as unwritable
+ * @param maxConnections        connections a server keeps open; it closes further ones as they arrive
+ * @param idleTimeout           a server closes a connection that has nothing in flight and has neither
+ *                              read nor written for this long; a client replaces a connection that
+ *                              has been quiet for half of it before using it again
+ * @param readTimeout           a server closes a connection that stops sending in the middle of a frame
+ *                              for this long
  */
 public record RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight, int maxQueued,
                          int serverMaxInFlight, Duration defaultTimeout, Duration connectTimeout,
-                         int connectionsPerPeer, DataSize writeBufferHigh) {
+                         int connectionsPerPeer, DataSize writeBufferHigh,
+                         int maxConnections, Duration idleTimeout, Duration readTimeout) {
 
     public static final RpcOptions DEFAULTS = new RpcOptions(1 << 20, DataSize.ofMiB(80), 256, 4096, 256,
-            Duration.ofSeconds(30), Duration.ofSeconds(3), 1, DataSize.ofMiB(8));
+            Duration.ofSeconds(30), Duration.ofSeconds(3), 1, DataSize.ofMiB(8),
+            4096, Duration.ofMinutes(10), Duration.ofSeconds(30));
+
+    /** The settings the {@code [rpc]} table carries, with the server's connection limits at their defaults. */
+    public RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight, int maxQueued,
+                      int serverMaxInFlight, Duration defaultTimeout, Duration connectTimeout,
+                      int connectionsPerPeer, DataSize writeBufferHigh) {
+        this(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout, connectTimeout,
+                connectionsPerPeer, writeBufferHigh, DEFAULTS.maxConnections, DEFAULTS.idleTimeout, DEFAULTS.readTimeout);
+    }
 
     public RpcOptions {
         positive("rpc.max-body", maxBodyBytes);
@@ -40,36 +58,54 @@ public record RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight,
         if (writeBufferHigh.bytes() < 64 * 1024 || writeBufferHigh.bytes() > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("rpc.write-buffer-high must be in [64KiB, 2GiB), got " + writeBufferHigh);
         }
+        positive("rpc.max-connections", maxConnections);
+        positiveDuration("rpc.idle-timeout", idleTimeout);
+        positiveDuration("rpc.read-timeout", readTimeout);
     }
 
     public RpcOptions withMaxInFlight(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, n, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
     }
 
     public RpcOptions withMaxQueued(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, n, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
     }
 
     public RpcOptions withServerMaxInFlight(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, n, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
     }
 
     public RpcOptions withDefaultTimeout(Duration d) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, d,
-                connectTimeout, connectionsPerPeer, writeBufferHigh);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
     }
 
     public RpcOptions withConnectionsPerPeer(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, n, writeBufferHigh);
+                connectTimeout, n, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
     }
 
     public RpcOptions withMaxPayload(DataSize s) {
         return new RpcOptions(maxBodyBytes, s, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
+    }
+
+    public RpcOptions withMaxConnections(int n) {
+        return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
+                connectTimeout, connectionsPerPeer, writeBufferHigh, n, idleTimeout, readTimeout);
+    }
+
+    public RpcOptions withIdleTimeout(Duration d) {
+        return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, d, readTimeout);
+    }
+
+    public RpcOptions withReadTimeout(Duration d) {
+        return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, d);
     }
 
     private static void positive(String key, int v) {

@@ -8,6 +8,7 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
@@ -16,6 +17,9 @@ import java.net.InetSocketAddress;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +28,14 @@ import org.slf4j.LoggerFactory;
  * Per connection, at most {@link RpcOptions#serverMaxInFlight()} requests run at once: beyond
  * that (or while responses pile up unsent) the server stops reading the socket, so a fast
  * client is slowed by TCP flow control instead of filling this node's memory.
+ *
+ * <p>Against peers that hold resources without using them: at most
+ * {@link RpcOptions#maxConnections()} connections are open at once (further ones are closed as
+ * they are accepted, counted, and logged in one line per 10 s at most); a
+ * connection that stalls in the middle of a frame is closed after
+ * {@link RpcOptions#readTimeout()}, and one with nothing in flight that stays silent after
+ * {@link RpcOptions#idleTimeout()}. A frame's buffer grows only with bytes that arrived
+ * ({@link FrameDecoder}).
  *
  * <pre>{@code
  * RpcServer server = RpcServer.builder(ctx, protocol)
@@ -34,16 +46,28 @@ import org.slf4j.LoggerFactory;
 public final class RpcServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RpcServer.class);
 
+    /** Refusals are logged at most this often (each line counts those since the last). */
+    private static final long REFUSAL_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
     private final NodeContext ctx;
     private final Channel serverChannel;
     private final ChannelGroup connections = new DefaultChannelGroup("rpc-server", GlobalEventExecutor.INSTANCE);
+    /** Connections admitted and not yet closed: what {@link RpcOptions#maxConnections()} bounds. */
+    private final AtomicInteger admitted = new AtomicInteger();
+    private final AtomicLong unreportedRefusals = new AtomicLong();
+    /** When the next refusal may be logged, on {@code ctx.clock()}. */
+    private final AtomicLong nextRefusalLog;
+    private final RpcMetrics metrics;
+    private final int maxConnections;
     private volatile boolean closing;
 
     private RpcServer(Builder b, InetSocketAddress bindAddress) {
         this.ctx = b.ctx;
-        RpcMetrics metrics = new RpcMetrics(ctx.meters(), "server");
+        this.metrics = new RpcMetrics(ctx.meters(), "server");
         Map<Integer, Registered<?>> handlers = Map.copyOf(b.handlers);
         RpcOptions o = b.options;
+        this.maxConnections = o.maxConnections();
+        this.nextRefusalLog = new AtomicLong(ctx.clock().nanoTime());
         ServerBootstrap sb = new ServerBootstrap()
                 .group(ctx.eventLoops())
                 .channel(ctx.transport().serverChannel())
@@ -60,11 +84,17 @@ public final class RpcServer implements AutoCloseable {
                             ch.close();
                             return;
                         }
+                        if (!admit(ch)) {
+                            return;
+                        }
                         connections.add(ch);
+                        FrameDecoder frames = new FrameDecoder(o.maxBodyBytes(), (int) o.maxPayload().bytes());
                         ch.pipeline()
-                                .addLast("frames", new FrameDecoder(o.maxBodyBytes(), (int) o.maxPayload().bytes()))
+                                .addLast("idle", new IdleStateHandler(o.readTimeout().toNanos(), 0,
+                                        o.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
+                                .addLast("frames", frames)
                                 .addLast("encoder", new FrameEncoder())
-                                .addLast("server", new ServerConnection(ctx, b.protocol, handlers, o, metrics));
+                                .addLast("server", new ServerConnection(ctx, b.protocol, handlers, o, metrics, frames));
                     }
                 });
         try {
@@ -76,6 +106,27 @@ public final class RpcServer implements AutoCloseable {
             throw new StrataException(Status.INTERNAL, "cannot listen on " + bindAddress + ": " + e.getMessage(), e);
         }
         LOG.info("{}: RPC server listening on {} ({})", ctx.name(), address(), ctx.transport());
+    }
+
+    /** Takes a connection slot for {@code ch} until it closes, or closes it when none is free. */
+    private boolean admit(SocketChannel ch) {
+        for (int n = admitted.get(); n < maxConnections; n = admitted.get()) {
+            if (admitted.compareAndSet(n, n + 1)) {
+                ch.closeFuture().addListener(f -> admitted.decrementAndGet());
+                return true;
+            }
+        }
+        ch.close();
+        metrics.connectionRefused();
+        long refused = unreportedRefusals.incrementAndGet();
+        long now = ctx.clock().nanoTime();
+        long next = nextRefusalLog.get();
+        if (now - next >= 0 && nextRefusalLog.compareAndSet(next, now + REFUSAL_LOG_INTERVAL_NANOS)) {
+            unreportedRefusals.addAndGet(-refused);
+            LOG.warn("{}: refused {} connection(s) since the last report (latest from {}): {} are open, the server's limit",
+                    ctx.name(), refused, ch.remoteAddress(), maxConnections);
+        }
+        return false;
     }
 
     public static Builder builder(NodeContext ctx, Protocol protocol) {

@@ -3,12 +3,15 @@ package io.strata.core.rpc;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.fault.FaultScope;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -19,8 +22,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Server side of one connection: decodes requests, runs their handlers, writes responses, and
- * keeps the number of running requests under the limit by pausing reads. All its fields are
- * touched only on the channel's event loop.
+ * keeps the number of running requests under {@link RpcOptions#serverMaxInFlight()} by pausing
+ * reads. Requests decoded from bytes already read when the limit is reached wait in
+ * {@link #held} (at most what one socket read carried) and run as slots free up.
+ *
+ * <p>It also closes the connection when the {@code IdleStateHandler} ahead of it reports that
+ * the peer stopped sending in the middle of a frame for {@link RpcOptions#readTimeout()}, or
+ * that nothing has moved either way for {@link RpcOptions#idleTimeout()} while no request was
+ * outstanding. All its fields are touched only on the channel's event loop.
  */
 final class ServerConnection extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
@@ -30,18 +39,22 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private final Map<Integer, RpcServer.Registered<?>> handlers;
     private final RpcOptions options;
     private final RpcMetrics metrics;
+    private final FrameDecoder decoder;
+    private final ArrayDeque<Frame> held = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
     private Flusher flusher;
     private int inFlight;
     private boolean open = true;
+    private boolean servingHeld;
 
     ServerConnection(NodeContext node, Protocol protocol, Map<Integer, RpcServer.Registered<?>> handlers,
-                     RpcOptions options, RpcMetrics metrics) {
+                     RpcOptions options, RpcMetrics metrics, FrameDecoder decoder) {
         this.node = node;
         this.protocol = protocol;
         this.handlers = handlers;
         this.options = options;
         this.metrics = metrics;
+        this.decoder = decoder;
     }
 
     @Override
@@ -53,11 +66,37 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         Frame frame = (Frame) msg;
+        if (inFlight < options.serverMaxInFlight() && held.isEmpty()) {
+            serve(frame);
+        } else {
+            held.add(frame);
+        }
+        updateReading();
+    }
+
+    private void serve(Frame frame) {
         try {
             dispatch(frame);
         } catch (Wire.Malformed e) {
             frame.release();
             throw e;
+        }
+    }
+
+    /** Runs held requests while there are free slots; a handler that answers at once re-enters here. */
+    private void serveHeld() {
+        if (servingHeld) {
+            return;
+        }
+        servingHeld = true;
+        try {
+            while (open && !held.isEmpty() && inFlight < options.serverMaxInFlight()) {
+                serve(held.poll());
+            }
+        } catch (Wire.Malformed e) {
+            exceptionCaught(ctx, e);
+        } finally {
+            servingHeld = false;
         }
     }
 
@@ -144,6 +183,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private void finish(OutboundFrame out, String name) {
         inFlight--;
         send(out, name);
+        serveHeld();
         updateReading();
     }
 
@@ -182,9 +222,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         flusher.write(out);
     }
 
-    /** Reads only while under the in-flight limit and while responses drain. */
+    /** Reads only while under the in-flight limit, with nothing held, and while responses drain. */
     private void updateReading() {
-        boolean read = open && inFlight < options.serverMaxInFlight() && ctx.channel().isWritable();
+        boolean read = open && inFlight < options.serverMaxInFlight() && held.isEmpty() && ctx.channel().isWritable();
         if (ctx.channel().config().isAutoRead() != read) {
             ctx.channel().config().setAutoRead(read);
         }
@@ -197,8 +237,34 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (!(evt instanceof IdleStateEvent idle)) {
+            ctx.fireUserEventTriggered(evt);
+            return;
+        }
+        // Not reading because this side paused reads is not the peer's stall.
+        if (idle.state() == IdleState.READER_IDLE && decoder.midFrame() && ctx.channel().config().isAutoRead()) {
+            timedOut("read", "sent part of a frame and then nothing for " + options.readTimeout());
+        } else if (idle.state() == IdleState.ALL_IDLE && inFlight == 0 && held.isEmpty()) {
+            timedOut("idle", "idle for " + options.idleTimeout());
+        }
+    }
+
+    private void timedOut(String timeout, String why) {
+        LOG.debug("{}: closing connection from {}: {}", node.name(), ctx.channel().remoteAddress(), why);
+        metrics.connectionTimedOut(timeout);
+        decoder.abandon();
+        open = false;
+        ctx.close();
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         open = false;
+        Frame f;
+        while ((f = held.poll()) != null) {
+            f.release();
+        }
         ctx.fireChannelInactive();
     }
 

@@ -141,6 +141,41 @@ class FrameCodecTest {
     }
 
     @Test
+    void aLargeFrameHoldsWhatHasArrivedPlusAtMostOneSegment() {
+        int size = 4 << 20;
+        ByteBuf data = Unpooled.buffer(size);
+        EchoService.fill(data, size, 7);
+        int crc = EchoService.crc32c(data);
+        ByteBuf bytes = encode(OutboundFrame.request(5, 0, CoreMessages.ECHO, new CoreMessage.Echo(0), Payload.of(data)));
+        // an allocator that counts exactly the bytes of the buffers it has handed out: the reads
+        // (as a socket's would be) and whatever the decoder allocates
+        io.netty.buffer.UnpooledByteBufAllocator alloc = new io.netty.buffer.UnpooledByteBufAllocator(false);
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ch.config().setAllocator(alloc);
+        ch.pipeline().addLast(new FrameDecoder(1 << 20, 80 << 20));
+        ch.writeInbound(alloc.heapBuffer(Frame.HEADER_BYTES).writeBytes(bytes, Frame.HEADER_BYTES));
+        assertThat(alloc.metric().usedHeapMemory()).as("held for a header claiming %d bytes", size).isLessThan(1024);
+        while (bytes.isReadable()) {
+            int n = Math.min(65_000, bytes.readableBytes());
+            ch.writeInbound(alloc.heapBuffer(n).writeBytes(bytes, n));
+            long received = bytes.readerIndex();
+            if (bytes.isReadable()) {
+                assertThat(alloc.metric().usedHeapMemory()).as("held after %d bytes", received)
+                        .isLessThanOrEqualTo(received + Math.min(received, FrameDecoder.SEGMENT));
+            }
+        }
+        bytes.release();
+        Frame f = ch.readInbound();
+        ByteBuf p = f.takePayload();
+        assertThat(p.readableBytes()).isEqualTo(size);
+        assertThat(EchoService.crc32c(p)).isEqualTo(crc);
+        p.release();
+        f.release();
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+        assertThat(alloc.metric().usedHeapMemory()).isZero();
+    }
+
+    @Test
     void rejectsBadMagicVersionFlagsAndSizesWithAReason() {
         assertRejected(h -> h.setShort(0, 0x4745), "bad magic"); // "GE" of an HTTP GET
         assertRejected(h -> h.setByte(2, 2), "unsupported wire version 2");

@@ -54,8 +54,9 @@ class FrameFuzzTest {
     }
 
     private static EmbeddedChannel connection() {
-        return new EmbeddedChannel(new FrameDecoder(4096, 1 << 16), new FrameEncoder(),
-                new ServerConnection(ctx, PROTOCOL, handlers, RpcOptions.DEFAULTS, new RpcMetrics(new SimpleMeterRegistry(), "server")));
+        FrameDecoder frames = new FrameDecoder(4096, 1 << 16);
+        return new EmbeddedChannel(frames, new FrameEncoder(),
+                new ServerConnection(ctx, PROTOCOL, handlers, RpcOptions.DEFAULTS, new RpcMetrics(new SimpleMeterRegistry(), "server"), frames));
     }
 
     /** Feeds {@code bytes} in pieces of the given sizes, then closes; returns frames answered. */
