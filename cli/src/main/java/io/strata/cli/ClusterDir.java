@@ -1,14 +1,15 @@
 package io.strata.cli;
 
+import io.strata.store.AtomicFiles;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
 import java.io.Reader;
-import java.io.Writer;
+import java.io.StringWriter;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +25,8 @@ import java.util.function.UnaryOperator;
  *   logs/NAME.log      each daemon's output
  *   NAME/              each daemon's own state, its NAME.toml and its ready.properties
  * </pre>
+ * Everything in it is private to the user running {@code strata up} ({@link #claim}): the
+ * directories 0700, the files 0600.
  */
 final class ClusterDir {
     static final String STATE = "up.properties";
@@ -95,11 +98,9 @@ final class ClusterDir {
             p.setProperty(m.name() + ".log", m.log().toString());
         }
         p.setProperty("members", String.join(",", names));
-        Path tmp = root.resolve(STATE + ".tmp");
-        try (Writer w = Files.newBufferedWriter(tmp)) {
-            p.store(w, "the daemons of this local cluster; strata down stops them");
-        }
-        Files.move(tmp, root.resolve(STATE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        StringWriter w = new StringWriter();
+        p.store(w, "the daemons of this local cluster; strata down stops them");
+        AtomicFiles.plain().write(root.resolve(STATE), w.toString(), false);
     }
 
     void clearMembers() throws IOException {
@@ -120,10 +121,25 @@ final class ClusterDir {
         }
     }
 
+    /**
+     * Makes the directory ready for {@code strata up}: refused when users other than its owner
+     * may write it (they could plant or swap the config files and state the daemons trust, and a
+     * shared place such as {@code /tmp} is not ours to chmod), otherwise created, or tightened,
+     * 0700 together with its logs directory, so that all the cluster writes under it (the
+     * daemons' logs included, whatever modes they are made with) is this user's alone.
+     */
+    void claim() throws IOException {
+        if (Files.exists(root)) {
+            PrivateFiles.requireNotWritableByOthers(root);
+        }
+        PrivateFiles.createDirectories(root);
+        PrivateFiles.createDirectories(logs());
+    }
+
     /** Takes the directory's lock for the length of one up/down, so two cannot interleave. */
     AutoCloseable lock() throws IOException {
-        Files.createDirectories(root);
-        FileChannel ch = FileChannel.open(root.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        PrivateFiles.createDirectories(root);
+        FileChannel ch = PrivateFiles.open(root.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock;
         try {
             lock = ch.tryLock();

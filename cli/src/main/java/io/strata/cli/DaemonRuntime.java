@@ -8,12 +8,12 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.strata.config.NodeConfig;
 import io.strata.core.NodeContext;
+import io.strata.store.AtomicFiles;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
-import java.io.Writer;
+import java.io.StringWriter;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -49,17 +49,15 @@ final class DaemonRuntime implements AutoCloseable {
         return metrics == null ? null : metrics.address();
     }
 
-    /** Writes {@code dir/ready.properties} atomically: pid plus {@code info}. */
+    /** Writes {@code dir/ready.properties} atomically and privately: pid plus {@code info}. */
     static void announceReady(Path dir, Map<String, String> info) throws IOException {
-        Files.createDirectories(dir);
+        PrivateFiles.createDirectories(dir);
         Properties p = new Properties();
         p.setProperty("pid", String.valueOf(ProcessHandle.current().pid()));
         info.forEach(p::setProperty);
-        Path tmp = dir.resolve(READY_FILE + ".tmp");
-        try (Writer w = Files.newBufferedWriter(tmp)) {
-            p.store(w, "written when the daemon is ready");
-        }
-        Files.move(tmp, dir.resolve(READY_FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        StringWriter w = new StringWriter();
+        p.store(w, "written when the daemon is ready");
+        AtomicFiles.plain().write(dir.resolve(READY_FILE), w.toString(), false);
     }
 
     /** Blocks until the process is asked to stop (SIGTERM, Ctrl-C), then runs {@code stop} and closes. */

@@ -10,11 +10,14 @@ import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.TargetState;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.protocol.mgmtd.MgmtdMessage;
+import io.strata.store.AtomicFiles;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +39,9 @@ import picocli.CommandLine.Option;
  * {@code --no-mount}) the cluster runs without a mount and the native client commands reach it.
  *
  * <p>The data directory keeps everything ({@link ClusterDir}, {@link UpLayout}): a later
- * {@code strata up} on it brings back the same cluster with all its files.
+ * {@code strata up} on it brings back the same cluster with all its files. It is private to the
+ * user running {@code strata up} ({@link ClusterDir#claim}); one that other users may write is
+ * refused.
  */
 @Command(name = "up", mixinStandardHelpOptions = true,
         description = {"Start a local Strata cluster on this machine (each daemon its own process) and mount it.", "",
@@ -97,6 +102,7 @@ final class UpCommand implements Callable<Integer> {
         List<ClusterDir.Member> started = new ArrayList<>();
         UpLayout layout;
         Optional<String> noFuse;
+        dir.claim();
         try (AutoCloseable lock = dir.lock()) {
             List<ClusterDir.Member> running = dir.members().stream().filter(m -> ClusterDir.alive(m.pid())).toList();
             if (!running.isEmpty()) {
@@ -128,7 +134,7 @@ final class UpCommand implements Callable<Integer> {
                 if (!layout.l2Rpc().isEmpty()) {
                     processes.add(start(dir, daemon("hooks", layout.hooksToml(), List.of(), "256m"), timeout, started));
                 }
-                Files.writeString(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml());
+                AtomicFiles.plain().write(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml(), false);
                 if (noFuse.isEmpty()) {
                     if (FuseMount.isMounted(layout.mountDir())) {
                         // left behind by a mount daemon that was killed (mkdir on it would fail with ENOTCONN)
@@ -254,15 +260,16 @@ final class UpCommand implements Callable<Integer> {
     }
 
     private static JavaProcess launch(ClusterDir dir, DaemonSpec d) throws IOException {
-        Path home = dir.daemonDir(d.name());
-        Files.createDirectories(home);
+        Path home = PrivateFiles.createDirectories(dir.daemonDir(d.name()));
         Path config = home.resolve(d.name() + ".toml");
-        Files.writeString(config, d.toml());
+        AtomicFiles.plain().write(config, d.toml(), false);
         Files.deleteIfExists(home.resolve(DaemonRuntime.READY_FILE));
         List<String> args = new ArrayList<>(List.of(d.command(), "--config", config.toString()));
         args.addAll(d.args());
+        Path log = dir.logs().resolve(d.name() + ".log");
+        PrivateFiles.open(log, StandardOpenOption.CREATE, StandardOpenOption.APPEND).close(); // private before the output is appended to it
         return JavaProcess.start(d.name(), StrataMain.class.getName(), args,
-                List.of("-Xmx" + d.heap(), "-XX:+ExitOnOutOfMemoryError", "-XX:+UseSerialGC"), Map.of(), dir.logs().resolve(d.name() + ".log"));
+                List.of("-Xmx" + d.heap(), "-XX:+ExitOnOutOfMemoryError", "-XX:+UseSerialGC"), Map.of(), log);
     }
 
     private static ClusterDir.Member await(ClusterDir dir, DaemonSpec d, JavaProcess p, Duration timeout) throws IOException {

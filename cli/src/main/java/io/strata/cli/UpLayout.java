@@ -1,13 +1,14 @@
 package io.strata.cli;
 
+import io.strata.store.AtomicFiles;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
 import java.io.Reader;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.io.Writer;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -136,12 +137,10 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
         }
         p.setProperty("hooks.http", String.valueOf(hooksHttp));
         p.setProperty("mount.dir", mountDir.toString());
-        Files.createDirectories(data);
-        Path tmp = data.resolve(FILE + ".tmp");
-        try (Writer w = Files.newBufferedWriter(tmp)) {
-            p.store(w, "the shape and ports of this local cluster (strata up keeps them across restarts)");
-        }
-        Files.move(tmp, data.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        PrivateFiles.createDirectories(data);
+        StringWriter w = new StringWriter();
+        p.store(w, "the shape and ports of this local cluster (strata up keeps them across restarts)");
+        AtomicFiles.plain().write(data.resolve(FILE), w.toString(), false);
     }
 
     /** Lowest port picked for a new cluster (below it: well-known and registered services). */

@@ -19,6 +19,7 @@ import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
 import io.strata.fuse.FuseMount;
 import io.strata.core.util.Eventually;
+import io.strata.store.PrivateFiles;
 import java.io.Reader;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -32,6 +33,7 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -143,6 +145,16 @@ class UpDownIT {
         assertThat(FuseMount.isMounted(data.resolve("mnt"))).isFalse();
         assertThat(Files.exists(data.resolve(ClusterDir.STATE))).isFalse();
         assertThat(CliTest.strata("down", "--data", data.toString()).out()).contains("nothing is running");
+        // at rest, every directory and file the cluster left is this user's alone, except Ratis's own files (made with
+        // the umask's modes, inside its private storage directory) and the mount point (the mounted file system's)
+        Path ratis = data.resolve("mgmtd").resolve("ratis");
+        assertThat(Files.getPosixFilePermissions(ratis)).isEqualTo(PrivateFiles.DIRECTORY);
+        try (Stream<Path> all = Files.walk(data)) {
+            assertThat(all.filter(p -> !p.startsWith(ratis) && !p.equals(data.resolve("mnt"))).toList())
+                    .contains(data.resolve("logs/storage-1.log"), data.resolve("storage-1/storage-1.toml"))
+                    .allSatisfy(p -> assertThat(Files.getPosixFilePermissions(p)).as(p.toString())
+                            .isEqualTo(Files.isDirectory(p) ? PrivateFiles.DIRECTORY : PrivateFiles.FILE));
+        }
 
         // the same data directory brings back the same cluster with its files
         CliTest.Run up2 = CliTest.strata("up", "--data", data.toString(), "--no-mount");

@@ -1,10 +1,12 @@
 package io.strata.store;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.fault.FaultPoint;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -15,7 +17,8 @@ import java.nio.file.StandardOpenOption;
  * ({@code <name>.tmp}), which is fdatasync'ed (when asked) and then renamed over the target in
  * one atomic step. Whatever happens meanwhile (an error, a crash at any point) the target holds
  * either its old bytes or all of the new ones, never a mix; what a crash can leave is a
- * temporary file, which {@link OrphanSweep} recognises ({@link #isTemporary}).
+ * temporary file, which {@link OrphanSweep} recognises ({@link #isTemporary}). The files are
+ * private to the process's user ({@link PrivateFiles#FILE}, 0600).
  *
  * <p>Writing ({@link #stage}) and renaming ({@link Staged#commit}) are separate steps, so that a
  * caller can decide, after the bytes are safe, whether they may still replace the target (L1
@@ -65,7 +68,7 @@ public final class AtomicFiles {
      */
     public Staged stage(Path target, ByteBuf data, boolean sync) throws IOException {
         Path tmp = temporary(target);
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+        try (FileChannel ch = PrivateFiles.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE)) {
             int len = data.readableBytes();
             int half = len / 2;
@@ -92,6 +95,11 @@ public final class AtomicFiles {
             s.abandon();
             throw e;
         }
+    }
+
+    /** {@link #write(Path, ByteBuf, boolean)} of {@code text} in UTF-8: a small file such as a ready or state file. */
+    public void write(Path target, String text, boolean sync) throws IOException {
+        write(target, Unpooled.wrappedBuffer(text.getBytes(StandardCharsets.UTF_8)), sync);
     }
 
     private static void deleteQuietly(Path p) {

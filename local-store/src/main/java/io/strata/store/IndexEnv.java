@@ -2,7 +2,6 @@ package io.strata.store;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * cannot be opened), the databases' handles, explicit flushes and closing.
  *
  * <p>Every environment is opened with {@code MDB_NOTLS}: read transactions are not tied to the
- * thread that began them (reads run on pools and callers' threads).
+ * thread that began them (reads run on pools and callers' threads). Its directory and files are
+ * private to the process's user ({@link PrivateFiles}: 0700, and 0600 for LMDB's data and lock
+ * files).
  */
 public final class IndexEnv implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IndexEnv.class);
@@ -89,11 +90,11 @@ public final class IndexEnv implements AutoCloseable {
     }
 
     private static Env<ByteBuffer> create(Path dir, long mapSize, Sync sync, int maxDbs, int maxReaders) throws IOException {
-        Files.createDirectories(dir);
+        PrivateFiles.createDirectories(dir);
         List<EnvFlags> flags = new ArrayList<>(List.of(sync.flags));
         flags.add(EnvFlags.MDB_NOTLS);
         return Env.create().setMapSize(mapSize).setMaxDbs(maxDbs).setMaxReaders(maxReaders)
-                .open(dir.toFile(), flags.toArray(EnvFlags[]::new));
+                .open(dir.toFile(), PrivateFiles.FILE_MODE, flags.toArray(EnvFlags[]::new));
     }
 
     /** Whether {@link #openOrWipe} found the index unreadable and started it afresh. */

@@ -1,6 +1,5 @@
 package io.strata.store;
 
-import io.netty.buffer.Unpooled;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import java.io.IOException;
@@ -8,7 +7,6 @@ import java.io.StringWriter;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -20,7 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A store's directory, held open: created when new, checked against an optional
+ * A store's directory, held open: created when new (private to the process's user,
+ * {@link PrivateFiles#createDirectories}), checked against an optional
  * {@link Identity} record, and locked with an exclusive lock on a lock file for as long as the
  * store is open, so that no second opener (another process, or another store in this one) can
  * use it at the same time. The lock is an OS file lock ({@link FileChannel#tryLock}, a POSIX
@@ -59,11 +58,11 @@ public final class StoreDir implements AutoCloseable {
      * @throws IOException     when the directory, identity or lock file cannot be used
      */
     public static StoreDir open(Path dir, String lockName, String inUse, Identity identity) throws IOException {
-        Files.createDirectories(dir);
+        PrivateFiles.createDirectories(dir);
         if (identity != null) {
             checkIdentity(dir, identity);
         }
-        FileChannel ch = FileChannel.open(dir.resolve(lockName), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileChannel ch = PrivateFiles.open(dir.resolve(lockName), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock l;
         try {
             l = ch.tryLock();
@@ -96,7 +95,7 @@ public final class StoreDir implements AutoCloseable {
         p.setProperty(id.key(), id.value());
         StringWriter w = new StringWriter();
         p.store(w, id.comment());
-        AtomicFiles.plain().write(file, Unpooled.wrappedBuffer(w.toString().getBytes(StandardCharsets.UTF_8)), true);
+        AtomicFiles.plain().write(file, w.toString(), true);
     }
 
     public Path path() {

@@ -33,10 +33,12 @@ import io.strata.protocol.mgmtd.MgmtdMessage.PutHint;
 import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
 import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
 import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -124,8 +126,12 @@ public final class MgmtdServer implements AutoCloseable {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.raft().getHostString() + ":" + p.raft().getPort()).build());
         }
         this.sm = new MgmtdStateMachine(this::onStateChange, this::onLeaderChange);
+        // Ratis makes its log, metadata and snapshot directories and files with the umask's modes;
+        // made 0700 first, its storage directory keeps all of them out of other users' reach
+        PrivateFiles.createDirectories(cfg.data());
+        Path ratis = PrivateFiles.createDirectories(cfg.data().resolve("ratis"));
         RaftProperties props = new RaftProperties();
-        RaftServerConfigKeys.setStorageDir(props, List.of(cfg.data().resolve("ratis").toFile()));
+        RaftServerConfigKeys.setStorageDir(props, List.of(ratis.toFile()));
         GrpcConfigKeys.Server.setPort(props, cfg.self().raft().getPort());
         long et = cfg.electionTimeout().toMillis();
         RaftServerConfigKeys.Rpc.setTimeoutMin(props, TimeDuration.valueOf(et, TimeUnit.MILLISECONDS));
@@ -139,7 +145,7 @@ public final class MgmtdServer implements AutoCloseable {
                 .setGroup(RaftGroup.valueOf(GROUP, raftPeers))
                 .setStateMachine(sm)
                 .setProperties(props)
-                .setOption(java.nio.file.Files.isDirectory(cfg.data().resolve("ratis").resolve(GROUP.getUuid().toString()))
+                .setOption(java.nio.file.Files.isDirectory(ratis.resolve(GROUP.getUuid().toString()))
                         ? org.apache.ratis.server.storage.RaftStorage.StartupOption.RECOVER
                         : org.apache.ratis.server.storage.RaftStorage.StartupOption.FORMAT)
                 .build();

@@ -4,10 +4,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.strata.core.Status;
 import io.strata.core.rpc.Wire;
+import io.strata.store.AtomicFiles;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.StandardCopyOption;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.apache.ratis.io.MD5Hash;
@@ -33,7 +33,8 @@ import org.apache.ratis.util.MD5FileUtil;
  * applies them to one {@link ClusterState} under a lock, and answers with the encoded
  * {@link ClusterState.Outcome}. Snapshots are the encoded state in one file
  * ({@link SimpleStateMachineStorage}: {@code snapshot.TERM_INDEX} plus an MD5), so a restart
- * loads the latest snapshot and replays the log after it.
+ * loads the latest snapshot and replays the log after it. The snapshot file is written
+ * crash-safely and privately ({@link AtomicFiles}, 0600); the MD5 file is Ratis's.
  */
 final class MgmtdStateMachine extends BaseStateMachine {
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
@@ -95,17 +96,13 @@ final class MgmtdStateMachine extends BaseStateMachine {
     public synchronized long takeSnapshot() throws IOException {
         TermIndex last = getLastAppliedTermIndex();
         File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
-        File tmp = new File(file.getPath() + ".tmp");
         ByteBuf out = Unpooled.buffer();
         try {
             state.encode(out);
-            byte[] bytes = new byte[out.readableBytes()];
-            out.readBytes(bytes);
-            Files.write(tmp.toPath(), bytes);
+            AtomicFiles.plain().write(file.toPath(), out, false);
         } finally {
             out.release();
         }
-        Files.move(tmp.toPath(), file.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
         return last.getIndex();

@@ -12,6 +12,7 @@ import io.strata.core.util.Futures;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.protocol.mgmtd.MgmtdMessages;
 import io.strata.protocol.mgmtd.StoredHint;
+import io.strata.store.PrivateFiles;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -128,9 +129,11 @@ class MgmtdHintsTest {
         join(client.putHintAsync(0, 0, json("{\"n\":6}")));
         List<StoredHint> before = join(client.hintsAsync());
         assertThat(before).extracting(StoredHint::id).containsExactly(1L, 2L, 3L, 5L, 6L, 7L);
+        List<Path> snapshots;
         try (var files = Files.walk(dir)) {
-            assertThat(files.anyMatch(p -> p.getFileName().toString().startsWith("snapshot."))).isTrue();
+            snapshots = files.filter(p -> p.getFileName().toString().matches("snapshot\\.\\d+_\\d+")).toList();
         }
+        assertThat(snapshots).isNotEmpty().allSatisfy(p -> assertThat(Files.getPosixFilePermissions(p)).isEqualTo(PrivateFiles.FILE));
         client.close();
         server.close();
         start(4);

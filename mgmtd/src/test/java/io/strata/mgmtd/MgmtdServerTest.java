@@ -23,7 +23,10 @@ import io.strata.protocol.routing.TargetState;
 import io.strata.protocol.routing.LocalState;
 import io.strata.protocol.mgmtd.TargetReport;
 import io.strata.protocol.mgmtd.MgmtdMessage.*;
+import io.strata.store.PrivateFiles;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,6 +87,18 @@ class MgmtdServerTest {
 
     LeaseGranted heartbeat(int node, long incarnation, TargetReport... reports) {
         return call(new Heartbeat(NodeId.of(node), incarnation, List.of(reports)), LeaseGranted.class);
+    }
+
+    @Test
+    void theDataAndRatisDirectoriesArePrivateAndAWideOneIsTightened() throws Exception {
+        Path data = Files.createDirectory(dir.resolve("m1"));
+        Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxrwxrwx"));
+        setUp(0, 1000);
+        Path ratis = data.resolve("ratis");
+        assertThat(Files.getPosixFilePermissions(data)).isEqualTo(PrivateFiles.DIRECTORY);
+        assertThat(Files.getPosixFilePermissions(ratis)).isEqualTo(PrivateFiles.DIRECTORY);
+        // Ratis's log and metadata (made with the umask's modes) are all inside it
+        assertThat(ratis.resolve(MgmtdServer.GROUP.getUuid().toString())).isDirectory();
     }
 
     @Test

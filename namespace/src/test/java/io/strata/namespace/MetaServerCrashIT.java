@@ -17,6 +17,7 @@ import io.strata.core.util.JavaProcess;
 import io.strata.namespace.kv.LmdbKvStore;
 import io.strata.protocol.meta.MetaClient;
 import io.strata.namespace.service.MetaServer;
+import io.strata.store.PrivateFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -97,6 +98,12 @@ class MetaServerCrashIT {
             } finally {
                 again.stop(Duration.ofSeconds(10));
             }
+        }
+        // what the service process left at rest is its user's alone: the LMDB store and meta.address
+        try (var all = Files.walk(data)) {
+            assertThat(all.toList()).contains(data.resolve("meta.address"), data.resolve("meta/data.mdb"))
+                    .allSatisfy(f -> assertThat(Files.getPosixFilePermissions(f)).as(f.toString())
+                            .isEqualTo(Files.isDirectory(f) ? PrivateFiles.DIRECTORY : PrivateFiles.FILE));
         }
         try (LmdbKvStore kv = LmdbKvStore.open(data.resolve("meta"))) {
             Fsck.check(kv);

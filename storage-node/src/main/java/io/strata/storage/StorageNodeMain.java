@@ -5,11 +5,11 @@ import io.strata.core.buffer.LeakTracker;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.fault.FaultPoint;
+import io.strata.store.AtomicFiles;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
-import java.io.Writer;
-import java.nio.file.Files;
+import java.io.StringWriter;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -74,16 +74,14 @@ public final class StorageNodeMain {
         stopped.await();
     }
 
-    /** Writes {@code dir/ready.properties} atomically (the format {@code strata up} reads). */
+    /** Writes {@code dir/ready.properties} atomically and privately (the format {@code strata up} reads). */
     static void announceReady(Path dir, String rpc) throws IOException {
-        Files.createDirectories(dir);
+        PrivateFiles.createDirectories(dir);
         Properties p = new Properties();
         p.setProperty("pid", String.valueOf(ProcessHandle.current().pid()));
         p.setProperty("rpc", rpc);
-        Path tmp = dir.resolve("ready.properties.tmp");
-        try (Writer w = Files.newBufferedWriter(tmp)) {
-            p.store(w, "written when the storage node is ready");
-        }
-        Files.move(tmp, dir.resolve("ready.properties"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        StringWriter w = new StringWriter();
+        p.store(w, "written when the storage node is ready");
+        AtomicFiles.plain().write(dir.resolve("ready.properties"), w.toString(), false);
     }
 }

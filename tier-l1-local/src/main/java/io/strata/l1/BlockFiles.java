@@ -6,6 +6,7 @@ import io.strata.store.AtomicFiles;
 import io.strata.store.BlockCrcs;
 import io.strata.store.CheckedReads;
 import io.strata.store.OrphanSweep;
+import io.strata.store.PrivateFiles;
 import io.strata.store.StoreDir;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -47,10 +48,11 @@ final class BlockFiles {
         return root.resolve(k.shard()).resolve(k.fileName());
     }
 
-    /** Creates the shard directories (again, after a wipe). */
+    /** Creates the block directory and its shard directories (again, after a wipe), all private to the process's user. */
     void createShards() throws IOException {
+        PrivateFiles.createDirectories(root);
         for (int i = 0; i < SHARDS; i++) {
-            Files.createDirectories(shard(i));
+            PrivateFiles.createDirectories(shard(i));
         }
     }
 

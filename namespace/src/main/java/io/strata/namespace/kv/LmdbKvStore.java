@@ -6,8 +6,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.util.Futures;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -109,16 +109,16 @@ public final class LmdbKvStore implements KvStore {
         EnvFlags[] flags = options.sync() ? new EnvFlags[] {EnvFlags.MDB_NOTLS}
                 : new EnvFlags[] {EnvFlags.MDB_NOTLS, EnvFlags.MDB_NOSYNC};
         this.env = Env.create(ByteArrayProxy.PROXY_BA).setMapSize(options.mapSizeBytes()).setMaxDbs(1)
-                .setMaxReaders(options.maxReaders()).open(dir.toFile(), flags);
+                .setMaxReaders(options.maxReaders()).open(dir.toFile(), PrivateFiles.FILE_MODE, flags);
         this.db = env.openDbi("strata", DbiFlags.MDB_CREATE);
         this.batchSizes = DistributionSummary.builder("strata.kv.commit.batch").tag("store", "lmdb")
                 .description("transactions applied per LMDB write transaction").register(meters);
     }
 
-    /** Opens (creating if needed) the store in directory {@code dir}. */
+    /** Opens (creating if needed) the store in directory {@code dir}: 0700, its files 0600 ({@link PrivateFiles}). */
     public static LmdbKvStore open(Path dir, Options options, MeterRegistry meters) {
         try {
-            Files.createDirectories(dir);
+            PrivateFiles.createDirectories(dir);
         } catch (IOException e) {
             throw StrataException.wrap(e);
         }

@@ -11,11 +11,11 @@ import io.strata.namespace.ChainTables;
 import io.strata.namespace.ChunkReclaimer;
 import io.strata.namespace.MetaStore;
 import io.strata.namespace.kv.KvStore;
+import io.strata.store.AtomicFiles;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -101,10 +101,8 @@ public final class MetaServer implements AutoCloseable {
             stopped.countDown();
         }, "shutdown"));
         if (cfg.node().data() != null) {
-            Path dir = Files.createDirectories(cfg.node().data());
-            Path tmp = dir.resolve("meta.address.tmp");
-            Files.writeString(tmp, s.address().getHostString() + ":" + s.address().getPort());
-            Files.move(tmp, dir.resolve("meta.address"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Path dir = PrivateFiles.createDirectories(cfg.node().data());
+            AtomicFiles.plain().write(dir.resolve("meta.address"), s.address().getHostString() + ":" + s.address().getPort(), false);
         }
         stopped.await();
     }

@@ -2,7 +2,11 @@ package io.strata.namespace.kv;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.strata.store.PrivateFiles;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -36,6 +40,26 @@ class LmdbKvStoreTest extends KvConformanceTest {
             assertThat(s(s.<byte[]>run(tx -> tx.get(b("k"))))).isEqualTo("v");
             assertThat(s.<Long>run(tx -> Bytes.readLe64(tx.get(b("n"))))).isEqualTo(3);
         }
+    }
+
+    @Test
+    void theStoreIsPrivateToTheProcesssUser() throws IOException {
+        Path d = dir.resolve("private/kv");
+        LmdbKvStore.open(d, LmdbKvStore.Options.DEFAULTS, null).close();
+        for (Path p : List.of(dir.resolve("private"), d)) {
+            assertThat(Files.getPosixFilePermissions(p)).as(p.toString()).isEqualTo(PrivateFiles.DIRECTORY);
+        }
+        for (Path p : List.of(d.resolve("data.mdb"), d.resolve("lock.mdb"))) {
+            assertThat(Files.getPosixFilePermissions(p)).as(p.toString()).isEqualTo(PrivateFiles.FILE);
+        }
+    }
+
+    @Test
+    void aStoreDirectoryOpenToOthersIsTightened() throws IOException {
+        Path d = Files.createDirectory(dir.resolve("wide"));
+        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxrwxrwx"));
+        LmdbKvStore.open(d, LmdbKvStore.Options.DEFAULTS, null).close();
+        assertThat(Files.getPosixFilePermissions(d)).isEqualTo(PrivateFiles.DIRECTORY);
     }
 
     @Test

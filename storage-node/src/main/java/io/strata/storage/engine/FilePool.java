@@ -2,6 +2,7 @@ package io.strata.storage.engine;
 
 import io.strata.store.ChannelIo;
 import io.strata.store.OrphanSweep;
+import io.strata.store.PrivateFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * directory fsync per batch, so that a write only has to fdatasync its own file. A free file is
  * empty; a file in use belongs to exactly one version and is never written again once that
  * version exists; a file no longer referenced is deleted (never reused: a reader that opened it
- * keeps reading the old bytes).
+ * keeps reading the old bytes). The directory is 0700 and the files 0600 ({@link PrivateFiles}):
+ * chunk bytes are the daemon user's alone.
  */
 final class FilePool {
     private static final Logger LOG = LoggerFactory.getLogger(FilePool.class);
@@ -46,7 +48,7 @@ final class FilePool {
         this.executor = executor;
         this.low = low;
         this.high = high;
-        Files.createDirectories(dir);
+        PrivateFiles.createDirectories(dir);
         // files of other names are not ours: left alone
         OrphanSweep.Scan<Long> scan = OrphanSweep.scan(dir, FilePool::parseId, referenced::contains);
         long max = 0;
@@ -162,7 +164,7 @@ final class FilePool {
         for (int i = 0; i < n; i++) {
             long id = nextId.getAndIncrement();
             try {
-                Files.createFile(path(id));
+                PrivateFiles.createFile(path(id));
             } catch (FileAlreadyExistsException e) {
                 continue;
             }

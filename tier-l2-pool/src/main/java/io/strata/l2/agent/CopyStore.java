@@ -11,6 +11,7 @@ import io.strata.core.StrataException;
 import io.strata.store.AtomicFiles;
 import io.strata.store.ChannelIo;
 import io.strata.store.IndexEnv;
+import io.strata.store.PrivateFiles;
 import io.strata.store.SpaceBudget;
 import io.strata.store.StoreDir;
 import java.io.IOException;
@@ -52,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * The chunk copies an L2 agent holds on its node's disk, on the shared local store: one file per
  * copy ({@code chunks/XX/<inode>-<index>}, the chunk's bytes, updated in place) and an LMDB index
  * ({@code index/}, database {@code copies}: the {@link Copy} record of each chunk). Every record
- * is also kept in memory; the index is its durable mirror.
+ * is also kept in memory; the index is its durable mirror. Directories and files are private to
+ * the agent's user ({@link PrivateFiles}: 0700 and 0600).
  *
  * <p>Durability: updates reach the page cache; {@link #sync} fdatasyncs the files of one file's
  * copies written since the last sync, then flushes the index ({@code MDB_NOSYNC} otherwise: a
@@ -226,7 +228,7 @@ final class CopyStore implements AutoCloseable {
         IndexEnv env = null;
         try {
             env = IndexEnv.open(path.resolve("index"), 1L << 32, IndexEnv.Sync.NO_SYNC, 2, 256);
-            Files.createDirectories(path.resolve("chunks"));
+            PrivateFiles.createDirectories(path.resolve("chunks"));
             CopyStore s = new CopyStore(d, env, new SpaceBudget(capacity.bytes(), minFree.bytes(), SpaceBudget.usableSpace(path)),
                     nowMillis);
             s.load();
@@ -582,8 +584,8 @@ final class CopyStore implements AutoCloseable {
         closeFile(k);
         Path f = file(k);
         try {
-            Files.createDirectories(f.getParent());
-            try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            PrivateFiles.createDirectories(f.getParent());
+            try (FileChannel ch = PrivateFiles.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
                 if (whole.isReadable()) {
                     ChannelIo.writeFully(ch, whole, whole.readerIndex(), whole.readableBytes(), 0);
