@@ -20,6 +20,9 @@ public final class RpcConfig {
                 rpc.duration("default-timeout", d.defaultTimeout(), Duration.ofMillis(1), Duration.ofHours(24)),
                 rpc.duration("connect-timeout", d.connectTimeout(), Duration.ofMillis(1), Duration.ofMinutes(10)),
                 rpc.integer("connections-per-peer", d.connectionsPerPeer(), 1, 64),
-                rpc.size("write-buffer-high", d.writeBufferHigh(), DataSize.ofKiB(64), DataSize.ofMiB(1024)));
+                rpc.size("write-buffer-high", d.writeBufferHigh(), DataSize.ofKiB(64), DataSize.ofMiB(1024)),
+                rpc.integer("max-connections", d.maxConnections(), 1, 1 << 20),
+                rpc.duration("idle-timeout", d.idleTimeout(), Duration.ofSeconds(1), Duration.ofDays(7)),
+                rpc.duration("read-timeout", d.readTimeout(), Duration.ofMillis(100), Duration.ofHours(1)));
     }
 }

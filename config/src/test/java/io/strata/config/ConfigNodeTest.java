@@ -24,6 +24,9 @@ class ConfigNodeTest {
                 max-in-flight = 64
                 default-timeout = "5s"
                 max-payload = "72MiB"
+                max-connections = 100
+                idle-timeout = "2m"
+                read-timeout = "5s"
                 """);
         ConfigNode root = ConfigNode.load(f);
         NodeConfig n = NodeConfig.read(root, "x");
@@ -35,6 +38,9 @@ class ConfigNodeTest {
         assertThat(n.rpc().defaultTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(n.rpc().maxPayload()).isEqualTo(DataSize.ofMiB(72));
         assertThat(n.rpc().maxQueued()).isEqualTo(RpcOptions.DEFAULTS.maxQueued());
+        assertThat(n.rpc().maxConnections()).isEqualTo(100);
+        assertThat(n.rpc().idleTimeout()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(n.rpc().readTimeout()).isEqualTo(Duration.ofSeconds(5));
     }
 
     @Test

@@ -34,14 +34,6 @@ public record RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight,
             Duration.ofSeconds(30), Duration.ofSeconds(3), 1, DataSize.ofMiB(8),
             4096, Duration.ofMinutes(10), Duration.ofSeconds(30));
 
-    /** The settings the {@code [rpc]} table carries, with the server's connection limits at their defaults. */
-    public RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight, int maxQueued,
-                      int serverMaxInFlight, Duration defaultTimeout, Duration connectTimeout,
-                      int connectionsPerPeer, DataSize writeBufferHigh) {
-        this(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout, connectTimeout,
-                connectionsPerPeer, writeBufferHigh, DEFAULTS.maxConnections, DEFAULTS.idleTimeout, DEFAULTS.readTimeout);
-    }
-
     public RpcOptions {
         positive("rpc.max-body", maxBodyBytes);
         if (maxPayload.bytes() <= 0 || maxPayload.bytes() > Integer.MAX_VALUE) {

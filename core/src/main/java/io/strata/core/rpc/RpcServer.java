@@ -116,8 +116,8 @@ public final class RpcServer implements AutoCloseable {
                 return true;
             }
         }
+        metrics.connectionRefused(); // before the close, so whoever sees the close sees the count
         ch.close();
-        metrics.connectionRefused();
         long refused = unreportedRefusals.incrementAndGet();
         long now = ctx.clock().nanoTime();
         long next = nextRefusalLog.get();
