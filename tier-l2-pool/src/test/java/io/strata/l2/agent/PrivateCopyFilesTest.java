@@ -33,7 +33,10 @@ class PrivateCopyFilesTest {
         Path path = dir.resolve("l2-1");
         CopyStore.Key k = new CopyStore.Key(42, 0);
         try (CopyStore s = open(path)) {
-            s.replace(k, Unpooled.wrappedBuffer(new byte[] {1, 2, 3}));
+            s.exclusive(k, () -> {
+                s.replace(k, Unpooled.wrappedBuffer(new byte[] {1, 2, 3}));
+                return null;
+            });
         }
         List<Path> all;
         try (Stream<Path> s = Files.walk(path)) {
