@@ -19,6 +19,6 @@ import picocli.CommandLine.Command;
         footerHeading = "%nExamples:%n", footer = {"  strata bench fs", "  strata bench rpc --sizes 1MiB --streams 8"},
         subcommands = {BenchRpcCommand.class, BenchMetaCommand.class, BenchL3Command.class, BenchL1Command.class, BenchRecoveryCommand.class,
                 BenchJmhCommand.class, BenchPeersCommand.class, BenchFsRunCommand.class, BenchFsCommand.class, BenchL2Command.class,
-                BenchCkptCommand.class, BenchPrefetchCommand.class})
+                BenchCkptCommand.class, BenchPrefetchCommand.class, BenchQosCommand.class})
 final class BenchCommand {
 }

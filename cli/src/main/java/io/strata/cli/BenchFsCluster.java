@@ -45,8 +45,14 @@ final class BenchFsCluster implements AutoCloseable {
 
     /** Starts the cluster in {@code data} (which must not hold one yet); {@code log} gets up's and down's output. */
     static BenchFsCluster up(Path data, PrintStream log) {
+        return up(data, log, List.of());
+    }
+
+    /** As {@link #up(Path, PrintStream)}, with more options for {@code strata up}. */
+    static BenchFsCluster up(Path data, PrintStream log, List<String> upOptions) {
         Optional<String> why = FuseMount.unavailable();
         List<String> args = new ArrayList<>(List.of("up", "--data", data.toString()));
+        args.addAll(upOptions);
         if (why.isPresent()) {
             args.add("--no-mount");
         }

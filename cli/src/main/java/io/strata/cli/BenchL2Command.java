@@ -188,10 +188,15 @@ final class BenchL2Command implements Callable<Integer> {
 
     /** {@code writers} processes each write {@code mib} MiB to DIR/shard-N with 1 MiB writes, fsync and close ({@code dd conv=fsync}). */
     static Run writeShards(int writers, Path dir, int mib, long shardBytes) throws Exception {
+        return writeShards(writers, dir, mib, shardBytes, "shard-");
+    }
+
+    /** As {@link #writeShards(int, Path, int, long)}, into DIR/PREFIX-N. */
+    static Run writeShards(int writers, Path dir, int mib, long shardBytes, String prefix) throws Exception {
         List<Process> ps = new ArrayList<>();
         long t0 = System.nanoTime();
         for (int i = 0; i < writers; i++) {
-            ps.add(new ProcessBuilder("dd", "if=/dev/zero", "of=" + dir.resolve("shard-" + i), "bs=1M", "count=" + mib, "conv=fsync",
+            ps.add(new ProcessBuilder("dd", "if=/dev/zero", "of=" + dir.resolve(prefix + i), "bs=1M", "count=" + mib, "conv=fsync",
                     "status=none").redirectErrorStream(true).start());
         }
         awaitAll(ps, "dd into " + dir);

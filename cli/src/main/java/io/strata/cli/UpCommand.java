@@ -81,6 +81,9 @@ final class UpCommand implements Callable<Integer> {
             + "fixed at the first start, later starts reuse it).")
     Integer l2Agents;
 
+    @Option(names = "--no-qos", description = "Storage nodes run every request as it arrives ([storage.qos] enabled = false), for comparisons.")
+    boolean noQos;
+
     @Option(names = "--foreground", description = "Stay attached; Ctrl-C stops the cluster.")
     boolean foreground;
 
@@ -122,7 +125,8 @@ final class UpCommand implements Callable<Integer> {
                 next.add(daemon("meta", layout.metaToml(),
                         List.of("--mgmtd", layout.mgmtdAddress(), "--node-id", String.valueOf(UpLayout.META_NODE_ID)), "512m"));
                 for (int i = 1; i <= layout.storageNodes(); i++) {
-                    next.add(new DaemonSpec("storage-" + i, "storage", layout.storageToml(i), List.of(), "512m"));
+                    String toml = layout.storageToml(i) + (noQos ? "\n[storage.qos]\nenabled = false\n" : "");
+                    next.add(new DaemonSpec("storage-" + i, "storage", toml, List.of(), "512m"));
                 }
                 processes.addAll(startAll(dir, next, timeout, started));
                 awaitChains(layout, timeout);

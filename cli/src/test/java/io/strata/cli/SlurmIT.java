@@ -97,13 +97,12 @@ class SlurmIT {
         assumeTrue(!run(List.of("id", "-u", "nobody")).isBlank(), () -> skip("no user nobody to run the jobs as"));
         assumeTrue(FuseMount.unavailable().isEmpty(), () -> skip("FUSE is not available: " + FuseMount.unavailable().orElse("")));
 
-        // The job runs as nobody: it must reach the mount under the data directory.
-        Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxr-xr-x"));
+        // The job runs as nobody: the data directory is private to root, so the mount goes where nobody reaches it.
         Files.setPosixFilePermissions(slurm, PosixFilePermissions.fromString("rwxr-xr-x"));
-        CliTest.Run up = CliTest.strata("up", "--data", data.toString());
+        mnt = Files.createDirectory(slurm.resolve("mnt"));
+        CliTest.Run up = CliTest.strata("up", "--data", data.toString(), "--mount", mnt.toString());
         assertThat(up.code()).as(up.err()).isZero();
         d = "--data=" + data;
-        mnt = data.resolve("mnt");
         hooks = "127.0.0.1:" + properties(data.resolve(UpLayout.FILE)).getProperty("hooks.http");
         assertThat(get("/v1/health").statusCode()).isEqualTo(200);
 
