@@ -27,9 +27,9 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code strata admin nodes|targets|chains|routing|create-table|l2}: the cluster state as the
- * manager's leader sees it, as tables, on the cluster {@link ClientSource} finds. For the local
- * cluster of {@code strata up}, the nodes view names the local process (and its pid) behind
- * each node.
+ * manager's leader sees it, as tables, on the cluster {@link ClientSource} finds, presenting its
+ * admin token. For the local cluster of {@code strata up}, the nodes view names the local process
+ * (and its pid) behind each node. {@code strata admin token create} issues tokens ({@link AdminToken}).
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
         description = {"Show the cluster state held by the cluster manager (nodes, targets, chains, routing) and the L2 pool.", "",

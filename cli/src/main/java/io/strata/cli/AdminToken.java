@@ -19,7 +19,9 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "token", mixinStandardHelpOptions = true,
         description = {"Issue tokens signed with the cluster key (docs/security.md)."},
-        subcommands = AdminToken.Create.class)
+        subcommands = AdminToken.Create.class,
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata admin token create --role client --ttl 30d --subject alice"})
 final class AdminToken {
     private AdminToken() {
     }
@@ -30,8 +32,9 @@ final class AdminToken {
                             + "registers with the cluster manager needs its node id as subject (node-N); roles: storage, l2, meta, "
                             + "mgmtd, client, scheduler, admin."},
             footerHeading = "%nExamples:%n",
-            footer = {"  strata admin token create --role scheduler --ttl 90d --subject slurm > slurm.token",
-                    "  strata admin token create --role storage --ttl 365d --subject node-4 --key /etc/strata/cluster.key"})
+            footer = {"  strata admin token create --role scheduler --ttl 90d --subject slurm",
+                    "  strata admin token create --role storage --ttl 365d --subject node-4 \\",
+                    "        --key /etc/strata/cluster.key"})
     static final class Create implements Callable<Integer> {
         @Option(names = "--role", required = true, paramLabel = "ROLE", description = "storage, l2, meta, mgmtd, client, scheduler or admin.")
         String role;

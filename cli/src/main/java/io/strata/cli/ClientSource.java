@@ -192,9 +192,21 @@ final class ClientSource {
         }
     }
 
-    /** The token a client command presents: {@code --token-file}, else the client config's {@code [auth] token-file}. */
+    /**
+     * The token a client command presents: {@code --token-file}, else the client config's
+     * {@code [auth] token-file}; none for a cluster named by its managers, or a local one not
+     * started yet (a command given only {@code --meta} still runs).
+     */
     Optional<Credentials> credentials() {
-        return tokenFile != null ? Optional.of(read(tokenFile)) : AuthConfig.read(load().root()).credentials();
+        if (tokenFile != null) {
+            return Optional.of(read(tokenFile));
+        }
+        Path file = switch (cluster()) {
+            case Cluster.ConfigFile f -> f.file();
+            case Cluster.Managers m -> null;
+            case Cluster.Local local -> local.dir().root.resolve(CLIENT_TOML);
+        };
+        return file == null || !Files.exists(file) ? Optional.empty() : AuthConfig.read(ConfigNode.load(file)).credentials();
     }
 
     /**
