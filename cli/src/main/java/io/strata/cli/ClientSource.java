@@ -206,7 +206,12 @@ final class ClientSource {
             case Cluster.Managers m -> null;
             case Cluster.Local local -> local.dir().root.resolve(CLIENT_TOML);
         };
-        return file == null || !Files.exists(file) ? Optional.empty() : AuthConfig.read(ConfigNode.load(file)).credentials();
+        return file == null ? Optional.empty() : credentials(file);
+    }
+
+    /** The {@code [auth] token-file} token of the client config {@code file}; none when there is no such file. */
+    static Optional<Credentials> credentials(Path file) {
+        return Files.exists(file) ? AuthConfig.read(ConfigNode.load(file)).credentials() : Optional.empty();
     }
 
     /**
@@ -228,7 +233,8 @@ final class ClientSource {
         return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(credentials.orElse(null)).build();
     }
 
-    private static Credentials read(Path file) {
+    /** The token in {@code file}; one that cannot be read fails the command with the reason. */
+    static Credentials read(Path file) {
         try {
             return Credentials.read(file);
         } catch (IOException e) {
