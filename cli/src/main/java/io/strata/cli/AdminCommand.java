@@ -27,9 +27,9 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code strata admin nodes|targets|chains|routing|create-table|l2}: the cluster state as the
- * manager's leader sees it, as tables, on the cluster {@link ClientSource} finds. For the local
- * cluster of {@code strata up}, the nodes view names the local process (and its pid) behind
- * each node.
+ * manager's leader sees it, as tables, on the cluster {@link ClientSource} finds, presenting its
+ * admin token. For the local cluster of {@code strata up}, the nodes view names the local process
+ * (and its pid) behind each node. {@code strata admin token create} issues tokens ({@link AdminToken}).
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
         description = {"Show the cluster state held by the cluster manager (nodes, targets, chains, routing) and the L2 pool.", "",
@@ -37,7 +37,7 @@ import picocli.CommandLine.Option;
                         + "their states, the chains, and the routing (versions, manager peers, chain tables). create-table "
                         + "builds a chain table from the registered targets."},
         subcommands = {AdminCommand.Nodes.class, AdminCommand.Targets.class, AdminCommand.Chains.class, AdminCommand.Routing.class,
-                AdminCommand.CreateTable.class, AdminL2.class},
+                AdminCommand.CreateTable.class, AdminL2.class, AdminToken.class},
         footerHeading = "%nExamples:%n",
         footer = {"  strata admin nodes                        the local cluster, with its pids",
                 "  strata admin chains --mgmtd mgmt1:9200    a real cluster"})
@@ -57,7 +57,7 @@ final class AdminCommand {
         public Integer call() {
             Duration t = io.strata.config.Durations.parse(timeout);
             PrintWriter out = spec.commandLine().getOut();
-            try (NodeContext ctx = NodeContext.builder("strata-admin").eventLoopThreads(1).blockingThreads(1).build();
+            try (NodeContext ctx = ClientSource.context("strata-admin", source.adminCredentials());
                  MgmtdClient client = new MgmtdClient(ctx, source.managers())) {
                 out.print(run(client, t));
                 out.flush();

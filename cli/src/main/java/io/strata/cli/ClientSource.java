@@ -3,15 +3,20 @@ package io.strata.cli;
 import io.strata.client.ClientConfig;
 import io.strata.protocol.meta.MetaDiscovery;
 import io.strata.client.StrataFileSystem;
+import io.strata.config.AuthConfig;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
+import io.strata.core.auth.Credentials;
 import io.strata.core.rpc.Addresses;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 import picocli.CommandLine.Option;
 
@@ -28,6 +33,11 @@ import picocli.CommandLine.Option;
  * </ol>
  * A flag always beats a variable. {@code --meta} names the meta service instead of the one the
  * cluster's config (or its manager) gives.
+ *
+ * <p>The token presented to the cluster comes the same way: {@code --token-file}, else the
+ * {@code [auth] token-file} of the client config (for a local cluster, the {@code client}
+ * token {@code strata up} wrote); admin commands take a local cluster's {@code admin} token
+ * instead ({@link #adminCredentials()}).
  */
 final class ClientSource {
     /** The client config {@code strata up} writes into its data directory. */
@@ -48,6 +58,11 @@ final class ClientSource {
     @Option(names = "--data", paramLabel = "DIR",
             description = "Data directory of the local `strata up` cluster to use (default: $" + ClusterDir.ENV + ", else as for `strata up`).")
     Path data;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "Token to present to the cluster (default: the client config's [auth] token-file; for admin commands on a "
+                    + "local cluster, its admin token).")
+    Path tokenFile;
 
     @Option(names = "--io-timeout", paramLabel = "DURATION", description = "Fail a data request after this long (default: the config's, 30s).")
     String ioTimeout;
@@ -177,9 +192,60 @@ final class ClientSource {
         }
     }
 
+    /**
+     * The token a client command presents: {@code --token-file}, else the client config's
+     * {@code [auth] token-file}; none for a cluster named by its managers, or a local one not
+     * started yet (a command given only {@code --meta} still runs).
+     */
+    Optional<Credentials> credentials() {
+        if (tokenFile != null) {
+            return Optional.of(read(tokenFile));
+        }
+        Path file = switch (cluster()) {
+            case Cluster.ConfigFile f -> f.file();
+            case Cluster.Managers m -> null;
+            case Cluster.Local local -> local.dir().root.resolve(CLIENT_TOML);
+        };
+        return file == null ? Optional.empty() : credentials(file);
+    }
+
+    /** The {@code [auth] token-file} token of the client config {@code file}; none when there is no such file. */
+    static Optional<Credentials> credentials(Path file) {
+        return Files.exists(file) ? AuthConfig.read(ConfigNode.load(file)).credentials() : Optional.empty();
+    }
+
+    /**
+     * The token an admin command presents: {@code --token-file}, else the admin token of a local
+     * cluster ({@link UpAuth#ADMIN_TOKEN}), else the client's.
+     */
+    Optional<Credentials> adminCredentials() {
+        if (tokenFile == null && cluster() instanceof Cluster.Local local) {
+            Path admin = local.dir().root.resolve(UpAuth.ADMIN_TOKEN);
+            if (Files.exists(admin)) {
+                return Optional.of(read(admin));
+            }
+        }
+        return credentials();
+    }
+
+    /** A small context for a short-lived command that presents {@code credentials}. */
+    static NodeContext context(String name, Optional<Credentials> credentials) {
+        return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(credentials.orElse(null)).build();
+    }
+
+    /** The token in {@code file}; one that cannot be read fails the command with the reason. */
+    static Credentials read(Path file) {
+        try {
+            return Credentials.read(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the token: " + e.getMessage(), e);
+        }
+    }
+
     Session connect() {
         ClientConfig cfg = load().config();
-        NodeContext ctx = NodeContext.builder("strata-" + cfg.name()).eventLoopThreads(2).blockingThreads(2).build();
+        NodeContext ctx = NodeContext.builder("strata-" + cfg.name()).eventLoopThreads(2).blockingThreads(2)
+                .credentials(credentials().orElse(null)).build();
         try {
             return new Session(StrataFileSystem.connect(ctx, cfg), ctx);
         } catch (RuntimeException e) {

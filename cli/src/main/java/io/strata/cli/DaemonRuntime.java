@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What every daemon process shares: its {@link NodeContext} with a Prometheus registry (common
  * tag {@code node=<name>}), the optional {@code /metrics} endpoint, the ready file that
- * {@code strata up} waits for, and an orderly stop on SIGTERM.
+ * {@code strata up} waits for, an orderly stop on SIGTERM, and the process's token and key
+ * from the config's {@code [auth]} table (the context's credentials and verifier).
  */
 final class DaemonRuntime implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DaemonRuntime.class);
@@ -41,7 +42,10 @@ final class DaemonRuntime implements AutoCloseable {
         new JvmGcMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
-        ctx = NodeContext.builder(config.name()).meters(registry).transport(config.transport()).build();
+        ctx = config.auth().applyTo(NodeContext.builder(config.name()).meters(registry).transport(config.transport())).build();
+        if (!config.auth().enabled()) {
+            LOG.warn("{}: no [auth] table in its config: authentication is off, its servers accept anyone who reaches their port", config.name());
+        }
         metrics = config.metrics() == null ? null : new MetricsEndpoint(config.metrics(), registry);
     }
 

@@ -13,8 +13,10 @@ import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -38,6 +40,9 @@ final class PingCommand implements Callable<Integer> {
     @Option(names = "--timeout", defaultValue = "3s", description = "Per-ping timeout (default ${DEFAULT-VALUE}).")
     String timeout;
 
+    @Option(names = "--token-file", paramLabel = "FILE", description = "Token to present to a node that requires authentication.")
+    Path tokenFile;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -46,7 +51,7 @@ final class PingCommand implements Callable<Integer> {
         InetSocketAddress target = resolve(Addresses.parse(address));
         Duration t = io.strata.config.Durations.parse(timeout);
         PrintWriter out = spec.commandLine().getOut();
-        try (NodeContext ctx = NodeContext.builder("strata-ping").eventLoopThreads(1).blockingThreads(1).build();
+        try (NodeContext ctx = ClientSource.context("strata-ping", Optional.ofNullable(tokenFile).map(ClientSource::read));
              RpcClient client = new RpcClient(ctx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS)) {
             for (int i = 0; i < count; i++) {
                 long t0 = System.nanoTime();

@@ -8,6 +8,7 @@ import io.strata.bench.Table;
 import io.strata.core.DataSize;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Credentials;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.ConnectException;
@@ -17,6 +18,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,6 +61,10 @@ final class PrefetchCommand {
         @Option(names = "--data", paramLabel = "DIR", description = "The local cluster's data directory (default: $STRATA_DATA, else data/).")
         Path data;
 
+        @Option(names = "--token-file", paramLabel = "FILE",
+                description = "Bearer token for the hooks server (default: the local cluster's admin token, when it has one).")
+        Path tokenFile;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -94,6 +100,10 @@ final class PrefetchCommand {
         JsonNode call(String method, String path, JsonNode body) throws IOException, InterruptedException {
             HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base() + path)).timeout(Duration.ofMinutes(2))
                     .header("Content-Type", "application/json");
+            Path token = tokenFile != null ? tokenFile : ClusterDir.resolve(data).root.resolve(UpAuth.ADMIN_TOKEN);
+            if (tokenFile != null || Files.exists(token)) {
+                b.header("Authorization", "Bearer " + Credentials.read(token).token());
+            }
             b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body.toString()));
             HttpResponse<String> r;
             try {

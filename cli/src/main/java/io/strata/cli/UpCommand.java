@@ -38,6 +38,9 @@ import picocli.CommandLine.Option;
  * how to stop it, or stays attached with {@code --foreground}. Without FUSE (or with
  * {@code --no-mount}) the cluster runs without a mount and the native client commands reach it.
  *
+ * <p>Authentication is on ({@link UpAuth}): every daemon verifies tokens signed by the cluster
+ * key and presents its own, and the client and admin tokens sit in the data directory.
+ *
  * <p>The data directory keeps everything ({@link ClusterDir}, {@link UpLayout}): a later
  * {@code strata up} on it brings back the same cluster with all its files. It is private to the
  * user running {@code strata up} ({@link ClusterDir#claim}); one that other users may write is
@@ -114,6 +117,7 @@ final class UpCommand implements Callable<Integer> {
                         + "); stop it with: strata down --data " + dir.root);
             }
             layout = UpLayout.loadOrCreate(dir, storageNodes, replicas, targets, l2Agents, mount);
+            UpAuth.init(dir);
             noFuse = noMount ? Optional.of("--no-mount was given") : FuseMount.unavailable();
             List<JavaProcess> processes = new ArrayList<>();
             try {
@@ -138,7 +142,7 @@ final class UpCommand implements Callable<Integer> {
                 if (!layout.l2Rpc().isEmpty()) {
                     processes.add(start(dir, daemon("hooks", layout.hooksToml(), List.of(), "256m"), timeout, started));
                 }
-                AtomicFiles.plain().write(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml(), false);
+                AtomicFiles.plain().write(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml() + UpAuth.clientToml(dir), false);
                 if (noFuse.isEmpty()) {
                     if (FuseMount.isMounted(layout.mountDir())) {
                         // left behind by a mount daemon that was killed (mkdir on it would fail with ENOTCONN)
@@ -199,10 +203,11 @@ final class UpCommand implements Callable<Integer> {
     }
 
     /** Waits until the manager's routing has a chain table of the layout's replicas whose every target serves. */
-    private static void awaitChains(UpLayout layout, Duration timeout) {
+    private static void awaitChains(UpLayout layout, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "no answer from the cluster manager";
-        try (NodeContext ctx = NodeContext.builder("strata-up").eventLoopThreads(1).blockingThreads(1).build();
+        try (NodeContext ctx = NodeContext.builder("strata-up").eventLoopThreads(1).blockingThreads(1)
+                .credentials(UpAuth.admin(layout.data())).build();
              MgmtdClient m = new MgmtdClient(ctx, MgmtdClient.parse(layout.mgmtdAddress()))) {
             while (System.nanoTime() < deadline) {
                 try {
@@ -266,7 +271,7 @@ final class UpCommand implements Callable<Integer> {
     private static JavaProcess launch(ClusterDir dir, DaemonSpec d) throws IOException {
         Path home = PrivateFiles.createDirectories(dir.daemonDir(d.name()));
         Path config = home.resolve(d.name() + ".toml");
-        AtomicFiles.plain().write(config, d.toml(), false);
+        AtomicFiles.plain().write(config, d.toml() + UpAuth.daemonToml(dir, d), false);
         Files.deleteIfExists(home.resolve(DaemonRuntime.READY_FILE));
         List<String> args = new ArrayList<>(List.of(d.command(), "--config", config.toString()));
         args.addAll(d.args());

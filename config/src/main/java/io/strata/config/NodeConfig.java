@@ -15,10 +15,11 @@ import java.nio.file.Path;
  * transport = "auto"         # auto | nio | epoll | io_uring
  * metrics = "127.0.0.1:9190" # optional Prometheus endpoint
  * [rpc]                      # see RpcConfig
+ * [auth]                     # see AuthConfig; absent: authentication off
  * </pre>
  */
 public record NodeConfig(String name, InetSocketAddress listen, Path data, Transport transport,
-                         InetSocketAddress metrics, RpcOptions rpc) {
+                         InetSocketAddress metrics, RpcOptions rpc, AuthConfig auth) {
 
     public static NodeConfig read(ConfigNode root, String defaultName) {
         ConfigNode n = root.section("node");
@@ -42,7 +43,7 @@ public record NodeConfig(String name, InetSocketAddress listen, Path data, Trans
         } catch (IllegalArgumentException e) {
             throw new ConfigException("rpc", e.getMessage());
         }
-        return new NodeConfig(name, listen, data == null ? null : Path.of(data), transport, metrics, rpc);
+        return new NodeConfig(name, listen, data == null ? null : Path.of(data), transport, metrics, rpc, AuthConfig.read(root));
     }
 
     /** The data directory, which this daemon needs. */

@@ -5,10 +5,13 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.strata.core.auth.Credentials;
+import io.strata.core.auth.TokenVerifier;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.Transport;
 import io.strata.core.time.StrataClock;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,6 +25,12 @@ import java.util.random.RandomGenerator;
  * The world a component lives in, passed to every component instead of static singletons:
  * clock, seeded randomness, executors, the Netty event loops, the meter registry and the fault
  * injector. One per process in production; a test builds one per simulated node.
+ *
+ * <p>It also holds the process's place in the cluster's authentication, when it has one: the
+ * {@link #credentials()} every RPC client of the process presents, and the
+ * {@link #verifier()} every RPC server of the process checks connections with. Without a
+ * verifier the servers accept unauthenticated connections (tests, hand-written configs without
+ * an {@code [auth]} table).
  *
  * <p>Executors: {@link #scheduler()} for timers and short tasks, {@link #blocking()} for disk and
  * LMDB work that may block, {@link #eventLoops()} for network I/O only. Never the common pool.
@@ -38,6 +47,8 @@ public final class NodeContext implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final ExecutorService blocking;
     private final EventLoopGroup eventLoops;
+    private final Credentials credentials;
+    private final TokenVerifier verifier;
 
     private NodeContext(Builder b) {
         this.name = b.name;
@@ -47,6 +58,8 @@ public final class NodeContext implements AutoCloseable {
         this.meters = b.meters;
         this.faults = b.faults != null ? b.faults : FaultInjector.disabled();
         this.transport = b.transport;
+        this.credentials = b.credentials;
+        this.verifier = b.verifier;
         ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(
                 b.schedulerThreads, named(name + "-sched", true));
         s.setRemoveOnCancelPolicy(true);
@@ -104,6 +117,16 @@ public final class NodeContext implements AutoCloseable {
         return scheduler;
     }
 
+    /** The token this process presents on the connections it opens; empty: it presents none. */
+    public Optional<Credentials> credentials() {
+        return Optional.ofNullable(credentials);
+    }
+
+    /** How this process's servers check the tokens they are shown; empty: they accept anyone. */
+    public Optional<TokenVerifier> verifier() {
+        return Optional.ofNullable(verifier);
+    }
+
     public ExecutorService blocking() {
         return blocking;
     }
@@ -145,6 +168,8 @@ public final class NodeContext implements AutoCloseable {
         private int schedulerThreads = 1;
         private int blockingThreads = Math.max(4, Runtime.getRuntime().availableProcessors() * 2);
         private int eventLoopThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
+        private Credentials credentials;
+        private TokenVerifier verifier;
 
         private Builder(String name) {
             this.name = name;
@@ -172,6 +197,18 @@ public final class NodeContext implements AutoCloseable {
 
         public Builder transport(Transport transport) {
             this.transport = transport;
+            return this;
+        }
+
+        /** The token this process's RPC clients present (null: none). */
+        public Builder credentials(Credentials credentials) {
+            this.credentials = credentials;
+            return this;
+        }
+
+        /** Makes this process's RPC servers require a token that {@code verifier} accepts (null: they do not). */
+        public Builder verifier(TokenVerifier verifier) {
+            this.verifier = verifier;
             return this;
         }
 

@@ -25,6 +25,11 @@ public enum Status {
     CANCELLED(10, false, Errno.ECANCELED),
     UNSUPPORTED(11, false, Errno.ENOTSUP),
     CONFIG_INVALID(12, false, Errno.EINVAL),
+    /**
+     * The connection did not prove who it is: no {@code Authenticate} first, or a token that is
+     * malformed, signed by another key or expired. The server closes the connection after it.
+     */
+    UNAUTHENTICATED(13, false, Errno.EACCES),
 
     // namespace, errno-like
     NOT_FOUND(100, false, Errno.ENOENT),
@@ -32,6 +37,7 @@ public enum Status {
     NOT_A_DIRECTORY(102, false, Errno.ENOTDIR),
     IS_A_DIRECTORY(103, false, Errno.EISDIR),
     DIRECTORY_NOT_EMPTY(104, false, Errno.ENOTEMPTY),
+    /** Not allowed: a file's mode, or (RPC) a caller whose role or subject may not send this message. */
     PERMISSION_DENIED(105, false, Errno.EACCES),
     NOT_PERMITTED(106, false, Errno.EPERM),
     NAME_TOO_LONG(107, false, Errno.ENAMETOOLONG),

@@ -6,6 +6,11 @@ import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
 import io.strata.core.NodeId;
 import io.strata.core.TargetId;
+import io.strata.core.auth.ClusterKey;
+import io.strata.core.auth.Credentials;
+import io.strata.core.auth.Role;
+import io.strata.core.auth.Token;
+import io.strata.core.auth.TokenVerifier;
 import io.strata.core.qos.QosShares;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.RpcOptions;
@@ -36,6 +41,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -121,6 +127,7 @@ public final class StorageCluster implements AutoCloseable {
         private DataSize resyncBandwidth = io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
         private QosShares qos = QosShares.DEFAULTS;
         private List<String> jvmArgs = CHILD_JVM_ARGS;
+        private ClusterKey key;
 
         private Builder(Path dir, long seed) {
             this.dir = dir;
@@ -180,6 +187,16 @@ public final class StorageCluster implements AutoCloseable {
         }
 
         /** Extra JVM flags of process nodes. */
+        /**
+         * Authentication on, in-process nodes only: each node verifies tokens signed by
+         * {@code key} and presents a {@code storage} token for {@code node-i}; each
+         * {@link #clientContext client context} presents a {@code client} token named after it.
+         */
+        public Builder auth(ClusterKey key) {
+            this.key = key;
+            return this;
+        }
+
         public Builder jvmArgs(List<String> args) {
             this.jvmArgs = List.copyOf(args);
             return this;
@@ -429,8 +446,12 @@ public final class StorageCluster implements AutoCloseable {
     private void startInProcess(int i) {
         // each start its own seed: a restarted node is a new incarnation for the manager
         long seed = b.seed + 7919L * i + 104729L * starts[i]++;
-        contexts[i] = NodeContext.builder("storage-" + i).seed(seed).faults(new FaultInjector(seed))
-                .eventLoopThreads(1).blockingThreads(2).build();
+        NodeContext.Builder ctx = NodeContext.builder("storage-" + i).seed(seed).faults(new FaultInjector(seed))
+                .eventLoopThreads(1).blockingThreads(2);
+        if (b.key != null) {
+            ctx.verifier(new TokenVerifier(b.key)).credentials(token(Role.STORAGE, NodeId.of(i).toString()));
+        }
+        contexts[i] = ctx.build();
         InetSocketAddress listen = addresses[i] == null ? new InetSocketAddress("127.0.0.1", 0) : addresses[i];
         try {
             nodes[i] = managed() ? StorageNode.startManaged(contexts[i], config(i), RpcOptions.DEFAULTS, listen)
@@ -593,10 +614,19 @@ public final class StorageCluster implements AutoCloseable {
         return c;
     }
 
+    /** A day's token of {@code role} for {@code subject}, signed with the cluster's key. */
+    public Credentials token(Role role, String subject) {
+        return Credentials.of(Token.issue(b.key, role, subject, Instant.now(), Duration.ofDays(1)));
+    }
+
     /** A context for a client-side component (its faults are armed independently). */
     public NodeContext clientContext(String name) {
         long seed = b.seed ^ (name.hashCode() * 0x9E3779B97F4A7C15L);
-        NodeContext ctx = NodeContext.builder(name).seed(seed).faults(new FaultInjector(seed)).eventLoopThreads(1).blockingThreads(1).build();
+        NodeContext.Builder cb = NodeContext.builder(name).seed(seed).faults(new FaultInjector(seed)).eventLoopThreads(1).blockingThreads(1);
+        if (b.key != null) {
+            cb.credentials(token(Role.CLIENT, name));
+        }
+        NodeContext ctx = cb.build();
         synchronized (clients) {
             clients.add(ctx);
         }

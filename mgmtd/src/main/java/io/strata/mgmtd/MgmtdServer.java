@@ -10,6 +10,7 @@ import io.strata.core.NodeContext;
 import io.strata.core.NodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Role;
 import io.strata.core.rpc.CoreMessages;
 import io.strata.core.rpc.EchoService;
 import io.strata.core.rpc.Protocol;
@@ -153,14 +154,26 @@ public final class MgmtdServer implements AutoCloseable {
         this.division = raft.getDivision(GROUP);
         RpcServer.Builder b = RpcServer.builder(ctx, MgmtdMessages.PROTOCOL).options(cfg.rpc());
         EchoService.register(ctx, b, 1 << 20);
-        b.handle(MgmtdMessages.REGISTER_NODE, req -> register(req.message()))
-                .handle(MgmtdMessages.HEARTBEAT, req -> heartbeat(req.message()))
+        // a node speaks for itself only: its token's subject must be the node id it registers or beats for
+        b.handle(MgmtdMessages.REGISTER_NODE, req -> {
+                    req.requireSubject(req.message().node().id().toString(), "register " + req.message().node().id());
+                    return register(req.message());
+                })
+                .handle(MgmtdMessages.HEARTBEAT, req -> {
+                    req.requireSubject(req.message().node().toString(), "heartbeat for " + req.message().node());
+                    return heartbeat(req.message());
+                })
                 .handle(MgmtdMessages.GET_ROUTING, req -> getRouting(req.message()))
                 .handle(MgmtdMessages.GET_STATUS, req -> CompletableFuture.completedFuture(Reply.of(status())))
                 .handle(MgmtdMessages.CREATE_CHAIN_TABLE, req -> createTable(req.message()))
                 .handle(MgmtdMessages.PUT_HINT, req -> putHint(req.message()))
                 .handle(MgmtdMessages.DELETE_HINT, req -> deleteHint(req.message()))
-                .handle(MgmtdMessages.GET_HINTS, req -> CompletableFuture.completedFuture(Reply.of(getHints(req.message()))));
+                .handle(MgmtdMessages.GET_HINTS, req -> CompletableFuture.completedFuture(Reply.of(getHints(req.message()))))
+                .allow(MgmtdMessages.REGISTER_NODE, Role.STORAGE, Role.L2, Role.META)
+                .allow(MgmtdMessages.HEARTBEAT, Role.STORAGE, Role.L2, Role.META)
+                .allow(MgmtdMessages.CREATE_CHAIN_TABLE, Role.ADMIN)
+                .allow(MgmtdMessages.PUT_HINT, Role.SCHEDULER, Role.ADMIN)
+                .allow(MgmtdMessages.DELETE_HINT, Role.SCHEDULER, Role.ADMIN);
         try {
             this.rpc = b.bind(new InetSocketAddress(cfg.self().rpc().getHostString(), cfg.self().rpc().getPort()));
         } catch (RuntimeException e) {

@@ -30,6 +30,10 @@ import io.netty.handler.codec.http.QueryStringDecoder;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Role;
+import io.strata.core.auth.Token;
+import io.strata.core.auth.TokenVerifier;
+import io.strata.core.time.StrataClock;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -56,7 +60,12 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * Bad input gets a 4xx whose body is {@code {"error": message, "status": code}} with the message
- * naming the field; a request body is at most 1 MiB. Work that calls other services runs off the
+ * naming the field; a request body is at most 1 MiB.
+ *
+ * <p>When the node context has a token {@link NodeContext#verifier() verifier}, every request
+ * but the health check needs {@code Authorization: Bearer <token>} with a {@code scheduler} or
+ * {@code admin} token: without a valid one it gets 401 ({@code UNAUTHENTICATED}), with another
+ * role 403 ({@code PERMISSION_DENIED}). Work that calls other services runs off the
  * event loop, on a small pool of its own.
  */
 public final class HooksServer implements AutoCloseable {
@@ -72,10 +81,14 @@ public final class HooksServer implements AutoCloseable {
         return t;
     });
     private final Channel channel;
+    private final TokenVerifier verifier;
+    private final StrataClock nodeClock;
 
     private HooksServer(NodeContext ctx, Planner planner, Clock clock, InetSocketAddress listen) {
         this.planner = planner;
         this.clock = clock;
+        this.verifier = ctx.verifier().orElse(null);
+        this.nodeClock = ctx.clock();
         ServerBootstrap b = new ServerBootstrap()
                 .group(ctx.eventLoops())
                 .channel(ctx.transport().serverChannel())
@@ -107,6 +120,11 @@ public final class HooksServer implements AutoCloseable {
                 respond(ctx, req, st, error("malformed HTTP request: " + cause.getMessage(), Status.INVALID_ARGUMENT), false);
                 return;
             }
+            Reply refused = authorize(req);
+            if (refused != null) {
+                respond(ctx, req, refused.status(), refused.body(), HttpUtil.isKeepAlive(req));
+                return;
+            }
             HttpMethod method = req.method();
             String uri = req.uri();
             byte[] body = ByteBufUtil.getBytes(req.content());
@@ -134,6 +152,29 @@ public final class HooksServer implements AutoCloseable {
     }
 
     private record Reply(HttpResponseStatus status, JsonNode body) {
+    }
+
+    /** Why {@code req} may not be served (401 or 403), or null when it may (or authentication is off). */
+    private Reply authorize(FullHttpRequest req) {
+        if (verifier == null || (req.method().equals(HttpMethod.GET) && new QueryStringDecoder(req.uri()).path().equals("/v1/health"))) {
+            return null;
+        }
+        String h = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        if (h == null || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return new Reply(HttpResponseStatus.UNAUTHORIZED, error("this hooks server requires 'Authorization: Bearer TOKEN' "
+                    + "with a scheduler or admin token", Status.UNAUTHENTICATED));
+        }
+        Token t;
+        try {
+            t = verifier.verify(h.substring(7).strip(), nodeClock.now());
+        } catch (StrataException e) {
+            return new Reply(HttpResponseStatus.UNAUTHORIZED, error(e.getMessage(), Status.UNAUTHENTICATED));
+        }
+        if (t.role() != Role.SCHEDULER && t.role() != Role.ADMIN) {
+            return new Reply(HttpResponseStatus.FORBIDDEN, error("role " + t.role() + " (subject " + t.subject()
+                    + ") may not use the hooks API; it takes scheduler or admin tokens", Status.PERMISSION_DENIED));
+        }
+        return null;
     }
 
     /** Runs one request (on the work pool). */

@@ -6,6 +6,7 @@ import io.strata.core.NodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.TargetId;
+import io.strata.core.auth.Role;
 import io.strata.core.qos.QosScheduler;
 import io.strata.core.rpc.CoreMessages;
 import io.strata.core.rpc.EchoService;
@@ -153,7 +154,13 @@ public final class StorageNode implements AutoCloseable {
                     .handle(StorageMessages.LIST_CHUNKS, io, receiver::list)
                     .handle(StorageMessages.LIST_INODE_CHUNKS, io, receiver::listInode)
                     .handle(StorageMessages.SYNC_CHUNK, io, receiver::syncChunk)
-                    .handle(StorageMessages.SYNC_DONE, io, receiver::syncDone);
+                    .handle(StorageMessages.SYNC_DONE, io, receiver::syncDone)
+                    // only chain peers replicate and resync; mgmtd never calls a storage node, the hooks have no data to move
+                    .admit(Role.STORAGE, Role.L2, Role.META, Role.CLIENT, Role.ADMIN)
+                    .allow(StorageMessages.FORWARD_UPDATE, Role.STORAGE)
+                    .allow(StorageMessages.LIST_CHUNKS, Role.STORAGE)
+                    .allow(StorageMessages.SYNC_CHUNK, Role.STORAGE)
+                    .allow(StorageMessages.SYNC_DONE, Role.STORAGE);
             routing.onChange(this::routingChanged);
             this.server = b.bind(listen);
         } catch (RuntimeException e) {

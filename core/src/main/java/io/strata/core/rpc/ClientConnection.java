@@ -10,6 +10,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Credentials;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.fault.FaultScope;
@@ -28,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * (or while the socket's send buffer is full) waits in a queue of at most
  * {@link RpcOptions#maxQueued()} calls; beyond that it fails at once with OVERLOADED.
  *
+ * <p>With {@link Credentials}, the first frame on the connection is an {@code Authenticate}
+ * with the token, and calls wait (as while connecting) until the server accepted it; a refusal
+ * fails them, and every later call on this connection, with the server's UNAUTHENTICATED or
+ * PERMISSION_DENIED.
+ *
  * <p>All state is confined to the channel's event loop; {@link #call} hops there.
  */
 final class ClientConnection extends ChannelInboundHandlerAdapter {
@@ -38,14 +44,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private final RpcOptions options;
     private final RpcMetrics metrics;
     private final String peer;
+    private final Credentials credentials;
     private final LongObjectHashMap<Call> pending = new LongObjectHashMap<>();
     private final ArrayDeque<Call> waiting = new ArrayDeque<>();
     private final EventLoop loop;
     private Channel channel;
     private Flusher flusher;
     private long nextId = 1;
-    /** False until connected; calls made meanwhile wait in {@link #waiting}. */
+    /** False until connected and, with credentials, authenticated; calls made meanwhile wait in {@link #waiting}. */
     private boolean connected;
+    /** The request id of the {@code Authenticate} awaiting its answer; 0 when none is. */
+    private long authId;
     private volatile boolean closed;
     /** Why connecting failed, when it did: what later calls on this connection fail with too. */
     private volatile StrataException connectFailure;
@@ -56,8 +65,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     /** When the last claimed call completed, or when the connection was made: see {@link #quietFor}. */
     private volatile long quietSinceNanos;
 
-    ClientConnection(NodeContext node, Protocol protocol, RpcOptions options, RpcMetrics metrics, String peer, EventLoop loop) {
+    ClientConnection(NodeContext node, Protocol protocol, RpcOptions options, RpcMetrics metrics, String peer, EventLoop loop,
+                     Credentials credentials) {
         this.node = node;
+        this.credentials = credentials;
         this.protocol = protocol;
         this.options = options;
         this.metrics = metrics;
@@ -122,9 +133,33 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             ctx.close();
             return;
         }
-        connected = true;
-        drain();
+        if (credentials == null) {
+            connected = true;
+            drain();
+        } else {
+            authId = nextId++;
+            flusher.write(OutboundFrame.request(authId, (int) options.connectTimeout().toMillis(), CoreMessages.AUTHENTICATE,
+                    new CoreMessage.Authenticate(credentials.token()), Payload.NONE));
+        }
         ctx.fireChannelActive();
+    }
+
+    /** The server's answer to the handshake: calls go out now, or all fail with the refusal. */
+    private void authenticated(Frame frame) {
+        authId = 0;
+        if (frame.status() == 0) {
+            protocol.decode(CoreMessages.AUTHENTICATED, frame.body());
+            connected = true;
+            drain();
+            return;
+        }
+        ByteBuf body = frame.body();
+        StrataException refused = StrataException.fromWire(Status.fromCode(frame.status()),
+                Wire.readString(body, 1 << 16, "error message"), body);
+        LOG.warn("{}: {} refused our token ({}): {}", node.name(), peer, credentials.claims(), refused.getMessage());
+        closeReason = "connection refused by the server (" + refused.getMessage() + ")";
+        connectFailed(refused);
+        channel.close();
     }
 
     /** Called on the event loop when connecting failed: every waiting call fails. */
@@ -272,6 +307,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         try {
             if (!frame.isResponse()) {
                 throw new Wire.Malformed("a client received a request frame (tag " + frame.tag() + ")");
+            }
+            if (authId != 0 && frame.requestId() == authId) {
+                authenticated(frame);
+                return;
             }
             Call c = pending.remove(frame.requestId());
             if (c == null) {

@@ -1,8 +1,9 @@
 package io.strata.core.rpc;
 
 /**
- * Messages every Strata node understands (wire tags 1-99): liveness and the echo/pull service
- * used by {@code strata ping}, {@code strata bench rpc} and the RPC tests.
+ * Messages every Strata node understands (wire tags 1-99): liveness, the echo/pull service
+ * used by {@code strata ping}, {@code strata bench rpc} and the RPC tests, and the handshake
+ * that authenticates a connection.
  */
 public sealed interface CoreMessage extends Message {
     /** Liveness probe; {@code nonce} comes back in the {@link Pong}. */
@@ -28,5 +29,25 @@ public sealed interface CoreMessage extends Message {
 
     /** Answer to {@link Echo} or {@link Pull}: bytes received, and their CRC32C when asked. */
     record Echoed(long bytes, int crc32c) implements CoreMessage {
+    }
+
+    /**
+     * The first request on a connection to a server that requires authentication, sent by the
+     * RPC client itself before any call: the caller's token ({@code strata1.…}). Anything else
+     * first, or a token the server does not accept, is answered UNAUTHENTICATED (or
+     * PERMISSION_DENIED for a role the server does not admit) and the connection is closed.
+     */
+    record Authenticate(String token) implements CoreMessage {
+        @Override
+        public String toString() {
+            return "Authenticate[token redacted]";
+        }
+    }
+
+    /**
+     * Answer to {@link Authenticate}: the node that answered and whether it checked the token
+     * ({@code false}: a server that runs without authentication took the connection as it is).
+     */
+    record Authenticated(String node, boolean verified) implements CoreMessage {
     }
 }

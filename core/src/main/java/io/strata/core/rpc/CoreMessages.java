@@ -1,5 +1,8 @@
 package io.strata.core.rpc;
 
+import io.strata.core.auth.Token;
+import io.strata.core.rpc.CoreMessage.Authenticate;
+import io.strata.core.rpc.CoreMessage.Authenticated;
 import io.strata.core.rpc.CoreMessage.Echo;
 import io.strata.core.rpc.CoreMessage.Echoed;
 import io.strata.core.rpc.CoreMessage.Ping;
@@ -35,7 +38,17 @@ public final class CoreMessages {
             },
             in -> new Echoed(Wire.readLong(in, "bytes"), Wire.readInt(in, "crc32c")));
 
-    public static final List<MessageType<?>> TYPES = List.of(PING, PONG, ECHO, PULL, ECHOED);
+    public static final MessageType<Authenticate> AUTHENTICATE = MessageType.of(6, Authenticate.class,
+            (m, out) -> Wire.writeString(out, m.token()),
+            in -> new Authenticate(Wire.readString(in, Token.MAX_ENCODED, "token")));
+    public static final MessageType<Authenticated> AUTHENTICATED = MessageType.of(7, Authenticated.class,
+            (m, out) -> {
+                Wire.writeString(out, m.node());
+                Wire.writeBool(out, m.verified());
+            },
+            in -> new Authenticated(Wire.readString(in, 1024, "node"), Wire.readBool(in, "verified")));
+
+    public static final List<MessageType<?>> TYPES = List.of(PING, PONG, ECHO, PULL, ECHOED, AUTHENTICATE, AUTHENTICATED);
 
     private CoreMessages() {
     }

@@ -3,7 +3,11 @@ package io.strata.core.rpc;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.auth.Token;
 import java.net.SocketAddress;
+import java.util.Optional;
 
 /**
  * One inbound request as a handler sees it. The payload is <b>borrowed</b>: valid until the
@@ -17,10 +21,12 @@ public final class Request<M extends Message> {
     private final long requestId;
     private final long deadlineNanos;
     private final ByteBufAllocator alloc;
+    private final Token caller;
     private ByteBuf payload;
 
-    Request(M message, ByteBuf payload, SocketAddress peer, long requestId, long deadlineNanos, ByteBufAllocator alloc) {
+    Request(M message, ByteBuf payload, SocketAddress peer, Token caller, long requestId, long deadlineNanos, ByteBufAllocator alloc) {
         this.alloc = alloc;
+        this.caller = caller;
         this.message = message;
         this.payload = payload == null ? Unpooled.EMPTY_BUFFER : payload;
         this.peer = peer;
@@ -51,6 +57,27 @@ public final class Request<M extends Message> {
 
     public SocketAddress peer() {
         return peer;
+    }
+
+    /**
+     * Who sent it: the verified token of its connection. Empty when the server does not
+     * authenticate (no {@link io.strata.core.NodeContext#verifier()}): then anyone may send
+     * anything, and a handler's own identity checks must let the request through.
+     */
+    public Optional<Token> caller() {
+        return Optional.ofNullable(caller);
+    }
+
+    /**
+     * Fails with PERMISSION_DENIED unless the caller's subject is {@code subject} (when the
+     * server authenticates): for requests that speak for one identity, such as a node
+     * registering itself.
+     */
+    public void requireSubject(String subject, String what) {
+        if (caller != null && !caller.subject().equals(subject)) {
+            throw new StrataException(Status.PERMISSION_DENIED, caller.role() + " "
+                    + caller.subject() + " may not " + what + " (its token speaks for " + caller.subject() + " only)");
+        }
     }
 
     public long requestId() {

@@ -9,6 +9,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Credentials;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +25,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link RpcOptions#idleTimeout()} is replaced too, before the server closes it as idle, so that
  * a call is never sent into a connection the server is closing.
  *
+ * <p>When the node context has {@link NodeContext#credentials() credentials}, every new
+ * connection first authenticates with them, before any call goes out on it.
+ *
  * <p>Buffer ownership: the payload given to {@link #call} belongs to the client from then on,
  * even when the call fails; the payload of a {@link Response} belongs to the caller.
  */
@@ -32,6 +36,7 @@ public final class RpcClient implements AutoCloseable {
     private final Protocol protocol;
     private final RpcOptions options;
     private final RpcMetrics metrics;
+    private final Credentials credentials;
     private final ConcurrentHashMap<InetSocketAddress, Peer> peers = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -40,6 +45,7 @@ public final class RpcClient implements AutoCloseable {
         this.protocol = protocol;
         this.options = options;
         this.metrics = new RpcMetrics(ctx.meters(), "client");
+        this.credentials = ctx.credentials().orElse(null);
     }
 
     public RpcOptions options() {
@@ -122,7 +128,7 @@ public final class RpcClient implements AutoCloseable {
         private ClientConnection connect() {
             String name = address.getHostString() + ":" + address.getPort();
             EventLoop loop = ctx.eventLoops().next();
-            ClientConnection handler = new ClientConnection(ctx, protocol, options, metrics, name, loop);
+            ClientConnection handler = new ClientConnection(ctx, protocol, options, metrics, name, loop, credentials);
             Bootstrap b = new Bootstrap()
                     .group(loop)
                     .channel(ctx.transport().socketChannel())

@@ -13,9 +13,12 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Role;
 import java.net.InetSocketAddress;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,6 +39,12 @@ import org.slf4j.LoggerFactory;
  * {@link RpcOptions#readTimeout()}, and one with nothing in flight that stays silent after
  * {@link RpcOptions#idleTimeout()}. A frame's buffer grows only with bytes that arrived
  * ({@link FrameDecoder}).
+ *
+ * <p>When the node context has a {@link NodeContext#verifier() verifier}, every connection must
+ * first authenticate with a token ({@code Authenticate}) of a role the server {@link Builder#admit
+ * admits}; until it has, nothing else it sends is decoded or dispatched. A message may be
+ * restricted further to some roles ({@link Builder#allow}): another role's request is answered
+ * PERMISSION_DENIED before its handler runs. Without a verifier, both are ignored.
  *
  * <pre>{@code
  * RpcServer server = RpcServer.builder(ctx, protocol)
@@ -65,6 +74,7 @@ public final class RpcServer implements AutoCloseable {
         this.ctx = b.ctx;
         this.metrics = new RpcMetrics(ctx.meters(), "server");
         Map<Integer, Registered<?>> handlers = Map.copyOf(b.handlers);
+        Set<Role> admitted = Set.copyOf(b.admitted);
         RpcOptions o = b.options;
         this.maxConnections = o.maxConnections();
         this.nextRefusalLog = new AtomicLong(ctx.clock().nanoTime());
@@ -94,7 +104,7 @@ public final class RpcServer implements AutoCloseable {
                                         o.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
                                 .addLast("frames", frames)
                                 .addLast("encoder", new FrameEncoder())
-                                .addLast("server", new ServerConnection(ctx, b.protocol, handlers, o, metrics, frames));
+                                .addLast("server", new ServerConnection(ctx, b.protocol, handlers, admitted, o, metrics, frames));
                     }
                 });
         try {
@@ -151,13 +161,15 @@ public final class RpcServer implements AutoCloseable {
         connections.close().awaitUninterruptibly();
     }
 
-    record Registered<M extends Message>(MessageType<M> type, RequestHandler<M> handler, Executor executor) {
+    /** A handler and the roles that may send its message (null: every role the server admits). */
+    record Registered<M extends Message>(MessageType<M> type, RequestHandler<M> handler, Executor executor, Set<Role> roles) {
     }
 
     public static final class Builder {
         private final NodeContext ctx;
         private final Protocol protocol;
         private final Map<Integer, Registered<?>> handlers = new HashMap<>();
+        private Set<Role> admitted = EnumSet.allOf(Role.class);
         private RpcOptions options = RpcOptions.DEFAULTS;
 
         private Builder(NodeContext ctx, Protocol protocol) {
@@ -180,10 +192,36 @@ public final class RpcServer implements AutoCloseable {
             if (protocol.byTag(type.tag()) != type) {
                 throw new IllegalArgumentException(type + " is not part of the server's protocol");
             }
-            if (handlers.putIfAbsent(type.tag(), new Registered<>(type, handler, executor)) != null) {
+            if (handlers.putIfAbsent(type.tag(), new Registered<>(type, handler, executor, null)) != null) {
                 throw new IllegalArgumentException("two handlers for " + type);
             }
             return this;
+        }
+
+        /**
+         * The roles whose tokens may open a connection (default: all). Another role's
+         * {@code Authenticate} is answered PERMISSION_DENIED and the connection closed.
+         */
+        public Builder admit(Role first, Role... more) {
+            this.admitted = EnumSet.of(first, more);
+            return this;
+        }
+
+        /**
+         * Lets only {@code roles} send {@code type}, whose handler must be registered already;
+         * another caller's request is answered PERMISSION_DENIED before the handler runs.
+         */
+        public Builder allow(MessageType<?> type, Role first, Role... more) {
+            Registered<?> r = handlers.get(type.tag());
+            if (r == null) {
+                throw new IllegalArgumentException("no handler for " + type + " to restrict");
+            }
+            handlers.put(type.tag(), withRoles(r, EnumSet.of(first, more)));
+            return this;
+        }
+
+        private static <M extends Message> Registered<M> withRoles(Registered<M> r, Set<Role> roles) {
+            return new Registered<>(r.type(), r.handler(), r.executor(), Set.copyOf(roles));
         }
 
         public RpcServer bind(String host, int port) {

@@ -1,6 +1,7 @@
 package io.strata.core.rpc;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleState;
@@ -8,12 +9,16 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Role;
+import io.strata.core.auth.Token;
+import io.strata.core.auth.TokenVerifier;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.fault.FaultScope;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +34,16 @@ import org.slf4j.LoggerFactory;
  * <p>It also closes the connection when the {@code IdleStateHandler} ahead of it reports that
  * the peer stopped sending in the middle of a frame for {@link RpcOptions#readTimeout()}, or
  * that nothing has moved either way for {@link RpcOptions#idleTimeout()} while no request was
- * outstanding. All its fields are touched only on the channel's event loop.
+ * outstanding.
+ *
+ * <p>With a {@link TokenVerifier} (the node context's), the connection must authenticate first:
+ * the first frame has to be an {@code Authenticate} whose token the verifier accepts, of a role
+ * in {@link #admitted}. Anything else is answered with UNAUTHENTICATED or PERMISSION_DENIED and
+ * the connection is closed; nothing the peer sent is decoded beyond that first frame. Once
+ * authenticated, every request carries the token's claims ({@link Request#caller()}) and is
+ * checked against its message's allowed roles.
+ *
+ * <p>All its fields are touched only on the channel's event loop.
  */
 final class ServerConnection extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
@@ -37,6 +51,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private final NodeContext node;
     private final Protocol protocol;
     private final Map<Integer, RpcServer.Registered<?>> handlers;
+    private final TokenVerifier verifier;
+    private final Set<Role> admitted;
     private final RpcOptions options;
     private final RpcMetrics metrics;
     private final FrameDecoder decoder;
@@ -46,12 +62,16 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private int inFlight;
     private boolean open = true;
     private boolean servingHeld;
+    /** The verified token of this connection; null until it authenticated (or always, without a verifier). */
+    private Token caller;
 
-    ServerConnection(NodeContext node, Protocol protocol, Map<Integer, RpcServer.Registered<?>> handlers,
+    ServerConnection(NodeContext node, Protocol protocol, Map<Integer, RpcServer.Registered<?>> handlers, Set<Role> admitted,
                      RpcOptions options, RpcMetrics metrics, FrameDecoder decoder) {
         this.node = node;
         this.protocol = protocol;
         this.handlers = handlers;
+        this.verifier = node.verifier().orElse(null);
+        this.admitted = admitted;
         this.options = options;
         this.metrics = metrics;
         this.decoder = decoder;
@@ -66,6 +86,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         Frame frame = (Frame) msg;
+        if (!open) { // refused: what the peer sent behind it is not looked at
+            frame.release();
+            return;
+        }
         if (inFlight < options.serverMaxInFlight() && held.isEmpty()) {
             serve(frame);
         } else {
@@ -104,13 +128,31 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         if (frame.isResponse()) {
             throw new Wire.Malformed("a server received a response frame (id " + frame.requestId() + ")");
         }
+        if (frame.tag() == CoreMessages.AUTHENTICATE.tag()) {
+            authenticate(frame);
+            return;
+        }
         MessageType<?> type = protocol.byTag(frame.tag());
+        String name = type == null ? "tag-" + frame.tag() : type.name();
+        if (verifier != null && caller == null) {
+            frame.release();
+            refuse(frame.requestId(), name, new StrataException(Status.UNAUTHENTICATED, node.name()
+                    + " requires authentication: the first message on a connection must be Authenticate with a token, got " + name));
+            return;
+        }
         RpcServer.Registered<?> reg = type == null ? null : handlers.get(type.tag());
+        if (reg != null && caller != null && reg.roles() != null && !reg.roles().contains(caller.role())) {
+            frame.release();
+            send(OutboundFrame.error(frame.requestId(), new StrataException(Status.PERMISSION_DENIED, "role " + caller.role()
+                    + " (subject " + caller.subject() + ") may not send " + name + " to " + node.name() + "; allowed: "
+                    + roles(reg.roles()))), name);
+            metrics.served(name, Status.PERMISSION_DENIED.name());
+            return;
+        }
         if (reg == null) {
             frame.release();
             String what = type == null ? "unknown message tag " + frame.tag() : "no handler for " + type.name();
-            send(OutboundFrame.error(frame.requestId(), new StrataException(Status.UNKNOWN_MESSAGE, what + " on " + node.name())),
-                    type == null ? "tag-" + frame.tag() : type.name());
+            send(OutboundFrame.error(frame.requestId(), new StrataException(Status.UNKNOWN_MESSAGE, what + " on " + node.name())), name);
             return;
         }
         Message message = protocol.decode(type, frame.body());
@@ -125,9 +167,65 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         run(reg, message, payload, frame.requestId(), deadline);
     }
 
+    /**
+     * The handshake: verifies the token and admits the connection, or refuses it. A server
+     * without a verifier answers too (unverified), so that a client holding a token can talk to
+     * any server.
+     */
+    private void authenticate(Frame frame) {
+        String name = CoreMessages.AUTHENTICATE.name();
+        CoreMessage.Authenticate m;
+        try {
+            m = (CoreMessage.Authenticate) protocol.decode(CoreMessages.AUTHENTICATE, frame.body());
+        } finally {
+            frame.release();
+        }
+        if (verifier == null) {
+            send(OutboundFrame.response(frame.requestId(), CoreMessages.AUTHENTICATED,
+                    new CoreMessage.Authenticated(node.name(), false), Payload.NONE), name);
+            return;
+        }
+        if (caller != null) {
+            refuse(frame.requestId(), name, new StrataException(Status.UNAUTHENTICATED,
+                    "this connection is authenticated already (as " + caller.role() + " " + caller.subject() + ")"));
+            return;
+        }
+        Token t;
+        try {
+            t = verifier.verify(m.token(), node.clock().now());
+        } catch (StrataException e) {
+            refuse(frame.requestId(), name, new StrataException(Status.UNAUTHENTICATED, node.name() + " refused the connection: "
+                    + e.getMessage()));
+            return;
+        }
+        if (!admitted.contains(t.role())) {
+            refuse(frame.requestId(), name, new StrataException(Status.PERMISSION_DENIED, "role " + t.role() + " (subject "
+                    + t.subject() + ") may not connect to " + node.name() + "; it admits " + roles(admitted)));
+            return;
+        }
+        caller = t;
+        LOG.debug("{}: connection from {} authenticated as {}", node.name(), ctx.channel().remoteAddress(), t);
+        metrics.served(name, "OK");
+        send(OutboundFrame.response(frame.requestId(), CoreMessages.AUTHENTICATED,
+                new CoreMessage.Authenticated(node.name(), true), Payload.NONE), name);
+    }
+
+    /** Answers {@code id} with {@code why} and closes the connection once the answer is out; reads nothing more. */
+    private void refuse(long id, String name, StrataException why) {
+        LOG.debug("{}: closing connection from {}: {}", node.name(), ctx.channel().remoteAddress(), why.getMessage());
+        metrics.served(name, why.status().name());
+        open = false;
+        ctx.channel().config().setAutoRead(false);
+        ctx.writeAndFlush(OutboundFrame.error(id, why)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private static String roles(Set<Role> roles) {
+        return roles.stream().sorted().map(Role::id).collect(java.util.stream.Collectors.joining(", "));
+    }
+
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void run(RpcServer.Registered reg, Message message, ByteBuf payload, long id, long deadline) {
-        Request request = new Request(message, payload, ctx.channel().remoteAddress(), id, deadline, ctx.alloc());
+        Request request = new Request(message, payload, ctx.channel().remoteAddress(), caller, id, deadline, ctx.alloc());
         String name = reg.type().name();
         Runnable task = () -> {
             CompletableFuture<Reply> f;

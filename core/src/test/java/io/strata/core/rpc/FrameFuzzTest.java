@@ -8,7 +8,9 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.strata.core.NodeContext;
+import io.strata.core.auth.Role;
 import io.strata.core.testing.CoreLeakCheck;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -42,9 +44,9 @@ class FrameFuzzTest {
         RequestHandler<TestMessages.Names> names =
                 req -> CompletableFuture.completedFuture(Reply.of(new CoreMessage.Echoed(req.message().names().size(), 0)));
         handlers = Map.of(
-                CoreMessages.PING.tag(), new RpcServer.Registered<>(CoreMessages.PING, ping, null),
-                CoreMessages.ECHO.tag(), new RpcServer.Registered<>(CoreMessages.ECHO, echo, null),
-                TestMessages.NAMES.tag(), new RpcServer.Registered<>(TestMessages.NAMES, names, null));
+                CoreMessages.PING.tag(), new RpcServer.Registered<>(CoreMessages.PING, ping, null, null),
+                CoreMessages.ECHO.tag(), new RpcServer.Registered<>(CoreMessages.ECHO, echo, null, null),
+                TestMessages.NAMES.tag(), new RpcServer.Registered<>(TestMessages.NAMES, names, null, null));
     }
 
     @AfterContainer
@@ -56,7 +58,7 @@ class FrameFuzzTest {
     private static EmbeddedChannel connection() {
         FrameDecoder frames = new FrameDecoder(4096, 1 << 16);
         return new EmbeddedChannel(frames, new FrameEncoder(),
-                new ServerConnection(ctx, PROTOCOL, handlers, RpcOptions.DEFAULTS, new RpcMetrics(new SimpleMeterRegistry(), "server"), frames));
+                new ServerConnection(ctx, PROTOCOL, handlers, EnumSet.allOf(Role.class), RpcOptions.DEFAULTS, new RpcMetrics(new SimpleMeterRegistry(), "server"), frames));
     }
 
     /** Feeds {@code bytes} in pieces of the given sizes, then closes; returns frames answered. */

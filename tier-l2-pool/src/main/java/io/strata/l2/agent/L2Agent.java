@@ -9,6 +9,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.auth.Role;
 import io.strata.core.rpc.EchoService;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.Reply;
@@ -167,6 +168,8 @@ public final class L2Agent implements AutoCloseable {
                     .handle(L2Messages.FETCH, io, this::fetch)
                     .handle(L2Messages.UNPIN, io, this::unpin)
                     .handle(L2Messages.GET_STATUS, io, r -> CompletableFuture.completedFuture(Reply.of(status())))
+                    // the second copy comes from the primary agent only
+                    .allow(L2Messages.FORWARD, Role.L2)
                     .bind(listen);
         } catch (RuntimeException e) {
             if (client != null) {

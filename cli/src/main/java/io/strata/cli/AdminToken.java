@@ -1,0 +1,75 @@
+package io.strata.cli;
+
+import io.strata.config.Durations;
+import io.strata.core.auth.ClusterKey;
+import io.strata.core.auth.Role;
+import io.strata.core.auth.Token;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code strata admin token create}: signs a token with the cluster key and prints it. It needs
+ * the key file, not the cluster: whoever can read the key can mint any identity.
+ */
+@Command(name = "token", mixinStandardHelpOptions = true,
+        description = {"Issue tokens signed with the cluster key (docs/security.md)."},
+        subcommands = AdminToken.Create.class,
+        footerHeading = "%nExamples:%n",
+        footer = {"  strata admin token create --role client --ttl 30d --subject alice"})
+final class AdminToken {
+    private AdminToken() {
+    }
+
+    @Command(name = "create", mixinStandardHelpOptions = true,
+            description = {"Print a new token for a role.", "",
+                    "Signed with the cluster key (--key FILE, else the local cluster's DATA/" + UpAuth.KEY_FILE + "). A daemon that "
+                            + "registers with the cluster manager needs its node id as subject (node-N); roles: storage, l2, meta, "
+                            + "mgmtd, client, scheduler, admin."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin token create --role scheduler --ttl 90d --subject slurm",
+                    "  strata admin token create --role storage --ttl 365d --subject node-4 \\",
+                    "        --key /etc/strata/cluster.key"})
+    static final class Create implements Callable<Integer> {
+        @Option(names = "--role", required = true, paramLabel = "ROLE", description = "storage, l2, meta, mgmtd, client, scheduler or admin.")
+        String role;
+
+        @Option(names = "--ttl", required = true, paramLabel = "DURATION", description = "How long the token is good for (e.g. 12h, 90d).")
+        String ttl;
+
+        @Option(names = "--subject", paramLabel = "NAME", description = "Who holds it: a node id (node-N) or a name (default: the role).")
+        String subject;
+
+        @Option(names = "--key", paramLabel = "FILE", description = "The cluster key file (default: the local cluster's).")
+        Path key;
+
+        @Option(names = "--data", paramLabel = "DIR",
+                description = "Data directory of the local `strata up` cluster whose key to use (default: $" + ClusterDir.ENV + ", else data/).")
+        Path data;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            Role r = Role.parse(role);
+            Duration d = Durations.parse(ttl);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException("--ttl must be positive, got " + ttl);
+            }
+            Path file = key != null ? key : ClusterDir.resolve(data).root.resolve(UpAuth.KEY_FILE);
+            if (!Files.exists(file)) {
+                throw new IllegalArgumentException("no cluster key at " + file + ": give --key FILE (or --data DIR of a `strata up` cluster)");
+            }
+            String token = Token.issue(ClusterKey.read(file), r, subject != null ? subject : r.id(), Instant.now(), d);
+            spec.commandLine().getOut().println(token);
+            spec.commandLine().getOut().flush();
+            return 0;
+        }
+    }
+}

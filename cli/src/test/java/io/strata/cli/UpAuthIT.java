@@ -1,0 +1,206 @@
+package io.strata.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.strata.core.NodeContext;
+import io.strata.core.NodeId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.TargetId;
+import io.strata.core.auth.ClusterKey;
+import io.strata.core.auth.Credentials;
+import io.strata.core.auth.Role;
+import io.strata.core.auth.Token;
+import io.strata.core.rpc.CoreMessage;
+import io.strata.core.rpc.CoreMessages;
+import io.strata.core.rpc.Message;
+import io.strata.core.rpc.Protocol;
+import io.strata.core.rpc.RpcClient;
+import io.strata.core.rpc.RpcOptions;
+import io.strata.core.util.Futures;
+import io.strata.protocol.mgmtd.MgmtdMessage;
+import io.strata.protocol.mgmtd.MgmtdMessages;
+import io.strata.protocol.mgmtd.NodeRole;
+import io.strata.protocol.routing.NodeInfo;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.Reader;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A {@code strata up} cluster is authenticated by default: every RPC port its daemons listen on
+ * (read from the cluster's layout file) refuses a peer that sends anything before a token, a
+ * token of another cluster, and roles it does not take; the hooks API wants a bearer token; the
+ * CLI's own commands keep working with the tokens of the data directory.
+ */
+class UpAuthIT {
+    private static final Duration T = Duration.ofSeconds(30);
+
+    /** The RPC ports of the layout, by daemon name (the Ratis port is not Strata RPC: see docs/security.md). */
+    private static Map<String, Integer> rpcPorts(Path data) throws IOException {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(data.resolve(UpLayout.FILE))) {
+            p.load(r);
+        }
+        Map<String, Integer> ports = new java.util.LinkedHashMap<>();
+        for (String k : p.stringPropertyNames()) {
+            if (k.endsWith(".rpc")) {
+                ports.put(k.substring(0, k.length() - 4), Integer.parseInt(p.getProperty(k)));
+            }
+        }
+        return ports;
+    }
+
+    /** A Ping written by hand, as a peer that knows the wire format but holds no token would. */
+    private static byte[] ping(long id) {
+        return ByteBuffer.allocate(28 + 8).putShort((short) 0x5354).put((byte) 1).put((byte) 0).putShort((short) 1)
+                .putShort((short) 0).putLong(id).putInt(0).putInt(8).putInt(0).putLong(42).array();
+    }
+
+    private record Answer(Status status, String message) {
+    }
+
+    private static Answer answer(DataInputStream in) throws IOException {
+        byte[] h = new byte[28];
+        in.readFully(h);
+        ByteBuffer b = ByteBuffer.wrap(h);
+        byte[] body = new byte[b.getInt(20)];
+        in.readFully(body);
+        int len = ByteBuffer.wrap(body).getInt();
+        return new Answer(Status.fromCode(b.getShort(6) & 0xFFFF), new String(body, 4, len, StandardCharsets.UTF_8));
+    }
+
+    private static StrataException refused(RpcClient c, InetSocketAddress to, Message m) {
+        try {
+            Futures.join(c.call(to, m), T).close();
+        } catch (StrataException e) {
+            return e;
+        }
+        throw new AssertionError(m + " to " + to + " was accepted");
+    }
+
+    private static Credentials token(ClusterKey key, Role role, String subject) {
+        return Credentials.of(Token.issue(key, role, subject, Instant.now(), Duration.ofHours(1)));
+    }
+
+    private static NodeContext ctx(String name, Credentials c) {
+        return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(c).build();
+    }
+
+    @Test
+    void everyPortOfAnUpClusterRefusesStrangersAndTheCliStillWorks(@TempDir Path data) throws Exception {
+        CliTest.Run up = CliTest.strata("up", "--data", data.toString(), "--no-mount");
+        assertThat(up.code()).as(up.err()).isZero();
+        String d = "--data=" + data;
+        List<AutoCloseable> open = new ArrayList<>();
+        try {
+            Path keyFile = data.resolve(UpAuth.KEY_FILE);
+            for (Path f : List.of(keyFile, data.resolve(UpAuth.ADMIN_TOKEN), data.resolve(UpAuth.CLIENT_TOKEN),
+                    data.resolve("storage-1/storage-1.token"))) {
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).as(f.toString()).isEqualTo("rw-------");
+            }
+            assertThat(Files.readString(data.resolve("storage-1/storage-1.toml"))).contains("[auth]", "key-file", "token-file");
+            ClusterKey key = ClusterKey.read(keyFile);
+            Map<String, Integer> ports = rpcPorts(data);
+            assertThat(ports.keySet()).contains("mgmtd", "meta", "storage-1", "storage-2", "storage-3", "l2-1", "l2-2");
+
+            NodeContext foreignCtx = ctx("foreign", token(ClusterKey.generate(), Role.ADMIN, "admin"));
+            open.add(foreignCtx);
+            RpcClient foreign = new RpcClient(foreignCtx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS);
+            open.add(foreign);
+            NodeContext schedulerCtx = ctx("scheduler", token(key, Role.SCHEDULER, "slurm"));
+            open.add(schedulerCtx);
+            RpcClient scheduler = new RpcClient(schedulerCtx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS);
+            open.add(scheduler);
+            for (Map.Entry<String, Integer> e : ports.entrySet()) {
+                InetSocketAddress a = new InetSocketAddress("127.0.0.1", e.getValue());
+                try (Socket s = new Socket(a.getAddress(), a.getPort())) {
+                    s.setSoTimeout((int) T.toMillis());
+                    s.getOutputStream().write(ping(1));
+                    DataInputStream in = new DataInputStream(s.getInputStream());
+                    Answer no = answer(in);
+                    assertThat(no.status()).as(e.getKey()).isEqualTo(Status.UNAUTHENTICATED);
+                    assertThat(no.message()).as(e.getKey()).contains("requires authentication", "must be Authenticate");
+                    assertThat(in.read()).as("%s closes the connection", e.getKey()).isEqualTo(-1);
+                }
+                StrataException other = refused(foreign, a, new CoreMessage.Ping(2));
+                assertThat(other.status()).as(e.getKey()).isEqualTo(Status.UNAUTHENTICATED);
+                assertThat(other.getMessage()).as(e.getKey()).contains("signature does not match");
+                if (e.getKey().startsWith("storage-")) {
+                    StrataException role = refused(scheduler, a, new CoreMessage.Ping(3));
+                    assertThat(role.status()).as(e.getKey()).isEqualTo(Status.PERMISSION_DENIED);
+                    assertThat(role.getMessage()).contains("role scheduler (subject slurm) may not connect to " + e.getKey());
+                }
+            }
+
+            // the cluster manager: admin-only tables, and a node speaks for itself only
+            InetSocketAddress mgmtd = new InetSocketAddress("127.0.0.1", ports.get("mgmtd"));
+            NodeContext clientCtx = ctx("client", token(key, Role.CLIENT, "alice"));
+            open.add(clientCtx);
+            RpcClient client = new RpcClient(clientCtx, MgmtdMessages.PROTOCOL, RpcOptions.DEFAULTS);
+            open.add(client);
+            StrataException table = refused(client, mgmtd, new MgmtdMessage.CreateChainTable(9, 1));
+            assertThat(table.status()).isEqualTo(Status.PERMISSION_DENIED);
+            NodeContext impostorCtx = ctx("impostor", token(key, Role.STORAGE, "node-9"));
+            open.add(impostorCtx);
+            RpcClient impostor = new RpcClient(impostorCtx, MgmtdMessages.PROTOCOL, RpcOptions.DEFAULTS);
+            open.add(impostor);
+            StrataException hijack = refused(impostor, mgmtd, new MgmtdMessage.RegisterNode(
+                    new NodeInfo(NodeId.of(1), "127.0.0.1", 1, Map.of()), NodeRole.STORAGE, 99, List.of(TargetId.of(101))));
+            assertThat(hijack.status()).isEqualTo(Status.PERMISSION_DENIED);
+            assertThat(hijack.getMessage()).contains("storage node-9 may not register node-1");
+
+            // the hooks API: 401 without a bearer token, 403 for a client's, served for an admin's
+            String hooks = "http://127.0.0.1:" + UpLayout.find(data).orElseThrow().hooksHttp() + "/v1/hints";
+            HttpClient http = HttpClient.newHttpClient();
+            HttpResponse<String> bare = http.send(HttpRequest.newBuilder(URI.create(hooks)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(bare.statusCode()).isEqualTo(401);
+            assertThat(bare.body()).contains("UNAUTHENTICATED", "Authorization: Bearer");
+            HttpResponse<String> wrongRole = http.send(HttpRequest.newBuilder(URI.create(hooks))
+                    .header("Authorization", "Bearer " + token(key, Role.CLIENT, "alice").token()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(wrongRole.statusCode()).isEqualTo(403);
+            assertThat(wrongRole.body()).contains("PERMISSION_DENIED");
+            HttpResponse<String> admin = http.send(HttpRequest.newBuilder(URI.create(hooks))
+                    .header("Authorization", "Bearer " + Credentials.read(data.resolve(UpAuth.ADMIN_TOKEN)).token()).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(admin.statusCode()).as(admin.body()).isEqualTo(200);
+
+            // the CLI presents the data directory's tokens; a token it issues works
+            CliTest.Run nodes = CliTest.strata("admin", "nodes", d);
+            assertThat(nodes.code()).as(nodes.err()).isZero();
+            assertThat(CliTest.strata("mkdir", "-p", "/a", d).code()).isZero();
+            assertThat(CliTest.strata("prefetch", "list", d).code()).isZero();
+            CliTest.Run issued = CliTest.strata("admin", "token", "create", "--role", "client", "--ttl", "1h", "--subject", "bob", d);
+            assertThat(issued.code()).as(issued.err()).isZero();
+            assertThat(Token.peek(issued.out().strip()).subject()).isEqualTo("bob");
+            NodeContext bobCtx = ctx("bob", Credentials.of(issued.out().strip()));
+            open.add(bobCtx);
+            RpcClient bob = new RpcClient(bobCtx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS);
+            open.add(bob);
+            Futures.join(bob.call(new InetSocketAddress("127.0.0.1", ports.get("meta")), new CoreMessage.Ping(4)), T).close();
+        } finally {
+            for (int i = open.size() - 1; i >= 0; i--) {
+                open.get(i).close();
+            }
+            assertThat(CliTest.strata("down", "--data", data.toString()).code()).isZero();
+        }
+    }
+}
