@@ -54,6 +54,11 @@ local DEFAULTS = {
 	-- 10,000 files a second).
 	STRATA_BB_REQUEST_TIMEOUT = "15s",
 	STRATA_BB_SUBMIT_TIMEOUT = "10m",
+	-- A file (readable by slurmctld's user only) holding a token of role scheduler, from
+	-- `strata admin token create --role scheduler`: sent as "Authorization: Bearer" through
+	-- curl's standard input, never on a command line. Empty: none (a cluster without
+	-- authentication).
+	STRATA_BB_TOKEN_FILE = "",
 	-- The curl command (add options here, e.g. "curl --cacert /etc/ssl/strata.pem").
 	STRATA_BB_CURL = "curl",
 	-- Slurm's tools, for the job's nodes.
@@ -338,6 +343,10 @@ local function http(conf, method, path, body, timeout_key)
 		cmd = cmd .. " --data-binary " .. sh_quote(body)
 	end
 	cmd = cmd .. " " .. sh_quote(base_url(conf) .. path)
+	local token_file = trim(conf.STRATA_BB_TOKEN_FILE or "")
+	if token_file ~= "" then
+		cmd = "sed -n '1s/^/Authorization: Bearer /p' " .. sh_quote(token_file) .. " | " .. cmd .. " -H @-"
+	end
 	local out = run(cmd)
 	local text, code = out:match("^(.*)\n(%d%d%d)%s*$")
 	code = tonumber(code or "0")

@@ -30,6 +30,7 @@
 #   STRATA_BB_POLL      how often to ask  (2s)
 #   STRATA_BB_NODES     job: send the job's nodes; none: any L2 agent  (job)
 #   STRATA_BB_MOUNT     a path under this mount point is taken relative to it  (empty)
+#   STRATA_BB_TOKEN_FILE  a file holding a token of role scheduler  (empty: none)
 #   SLURM_CONF          slurm.conf for scontrol, when not in the default place
 # Needs bash, curl and scontrol.
 set -uo pipefail
@@ -40,6 +41,7 @@ STRATA_BB_MAX_WAIT=1h
 STRATA_BB_POLL=2s
 STRATA_BB_NODES=job
 STRATA_BB_MOUNT=
+STRATA_BB_TOKEN_FILE=
 if [ -r "$here/strata-bb.conf" ]; then
   # only the keys above, whatever else the file holds
   while IFS='=' read -r key value; do
@@ -47,7 +49,7 @@ if [ -r "$here/strata-bb.conf" ]; then
     value=${value%%#*}
     value=$(echo "$value" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e 's/^"\(.*\)"$/\1/')
     case "$key" in
-      STRATA_HOOKS | STRATA_BB_MAX_WAIT | STRATA_BB_POLL | STRATA_BB_NODES | STRATA_BB_MOUNT) printf -v "$key" '%s' "$value" ;;
+      STRATA_HOOKS | STRATA_BB_MAX_WAIT | STRATA_BB_POLL | STRATA_BB_NODES | STRATA_BB_MOUNT | STRATA_BB_TOKEN_FILE) printf -v "$key" '%s' "$value" ;;
       SLURM_CONF) export SLURM_CONF="$value" ;;
     esac
   done < "$here/strata-bb.conf"
@@ -83,9 +85,14 @@ field() {
     sed -E -e 's/^"[^"]*" *: *//' -e 's/^"(.*)"$/\1/' -e 's/\\"/"/g'
 }
 
+# The Authorization header line for curl's -H @- (the token never goes on a command line).
+bearer() {
+  if [ -n "$STRATA_BB_TOKEN_FILE" ]; then sed -n '1s/^/Authorization: Bearer /p' "$STRATA_BB_TOKEN_FILE"; fi
+}
+
 # An HTTP call: prints the answer and, on its last line, the status (000: unreachable).
 call() {
-  curl -sS -m "${3:-15}" -X "$1" -H 'Content-Type: application/json' -w '\n%{http_code}' \
+  bearer | curl -sS -m "${3:-15}" -X "$1" -H 'Content-Type: application/json' -H @- -w '\n%{http_code}' \
     ${4:+--data-binary "$4"} "$base$2" 2>&1
 }
 

@@ -77,6 +77,7 @@ class SlurmIT {
     static Path slurm;
     static String d;
     static Path mnt;
+    static String schedulerToken;
     static String hooks;
     static Path conf;
     static Path out;
@@ -103,6 +104,10 @@ class SlurmIT {
         CliTest.Run up = CliTest.strata("up", "--data", data.toString(), "--mount", mnt.toString());
         assertThat(up.code()).as(up.err()).isZero();
         d = "--data=" + data;
+        // the hooks API wants a token: one of role scheduler for the Slurm scripts and this test
+        CliTest.Run token = CliTest.strata("admin", "token", "create", "--role", "scheduler", "--ttl", "1h", d);
+        assertThat(token.code()).as(token.err()).isZero();
+        schedulerToken = token.out().strip();
         hooks = "127.0.0.1:" + properties(data.resolve(UpLayout.FILE)).getProperty("hooks.http");
         assertThat(get("/v1/health").statusCode()).isEqualTo(200);
 
@@ -182,12 +187,19 @@ class SlurmIT {
                 """);
         Files.copy(Path.of("..", "scheduler-hooks", "slurm", "burst_buffer.lua").toAbsolutePath().normalize(),
                 conf.resolve("burst_buffer.lua"));
+        Path tokenFile = Files.writeString(conf.resolve("scheduler.token"), schedulerToken + "\n");
+        Files.setPosixFilePermissions(tokenFile, PosixFilePermissions.fromString("rw-------"));
+        // the job runs as nobody and looks at its hints with a copy it can read (a test's shortcut: a site does not hand
+        // the scheduler's token to jobs)
+        Path jobToken = Files.writeString(out.resolve("job.token"), schedulerToken + "\n");
+        Files.setPosixFilePermissions(jobToken, PosixFilePermissions.fromString("rw-r--r--"));
         Files.writeString(conf.resolve("strata-bb.conf"), """
                 STRATA_HOOKS=%s
                 STRATA_BB_POLL=1s
                 STRATA_BB_MAX_WAIT=2m
                 STRATA_BB_MOUNT=%s
-                """.formatted(hooks, mnt));
+                STRATA_BB_TOKEN_FILE=%s
+                """.formatted(hooks, mnt, tokenFile));
 
         Path slurmConf = conf.resolve("slurm.conf");
         daemons.add(start(logs.resolve("slurmctld.out"), which("slurmctld").orElseThrow(), "-D", "-f", slurmConf.toString()));
@@ -253,7 +265,8 @@ class SlurmIT {
                 #SBATCH --output=%1$s/train-%%j.out
                 #BB_LUA strata prefetch path=%2$s/datasets/slurm deadline=5m priority=5
                 date +%%s.%%N > %1$s/start-$SLURM_JOB_ID
-                curl -sS "http://$STRATA_HOOKS/v1/hints?job=$SLURM_JOB_ID" > %1$s/hints-$SLURM_JOB_ID.json
+                curl -sS -H "Authorization: Bearer $(cat %1$s/job.token)" "http://$STRATA_HOOKS/v1/hints?job=$SLURM_JOB_ID" \\
+                  > %1$s/hints-$SLURM_JOB_ID.json
                 cat %2$s/datasets/slurm/part-0 %2$s/datasets/slurm/part-1 %2$s/datasets/slurm/part-2 %2$s/datasets/slurm/part-3 \\
                   | sha256sum | cut -d' ' -f1 > %1$s/sha-$SLURM_JOB_ID
                 """.formatted(out, mnt));
@@ -437,7 +450,8 @@ class SlurmIT {
 
     private static HttpResponse<String> get(String path) {
         try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + hooks + path)).timeout(Duration.ofSeconds(10)).build(),
+            return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + hooks + path)).timeout(Duration.ofSeconds(10))
+                            .header("Authorization", "Bearer " + schedulerToken).build(),
                     HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new IllegalStateException("GET " + path + ": " + e, e);
