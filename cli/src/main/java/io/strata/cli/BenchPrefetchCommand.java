@@ -716,6 +716,11 @@ final class BenchPrefetchCommand implements Callable<Integer> {
      * the metrics page of the daemon whose ready file is in {@code daemonDir}.
      */
     private static long scrape(Path daemonDir, String name, String label) {
+        return (long) scrapeSum(daemonDir, name, label);
+    }
+
+    /** As {@link #scrape}, unrounded. */
+    static double scrapeSum(Path daemonDir, String name, String label) {
         Properties p = new Properties();
         try (Reader in = Files.newBufferedReader(daemonDir.resolve(DaemonRuntime.READY_FILE))) {
             p.load(in);
@@ -753,7 +758,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
             String[] parts = line.substring(brace >= 0 ? line.lastIndexOf('}') + 1 : end).strip().split("\\s+");
             sum += Double.parseDouble(parts[0]);
         }
-        return (long) sum;
+        return sum;
     }
 
     /** Blocks the mount's L1 has served from memory and NVMe so far (0 when it has no L1), or -1 when unknown. */

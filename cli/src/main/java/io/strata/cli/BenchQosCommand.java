@@ -79,6 +79,9 @@ final class BenchQosCommand implements Callable<Integer> {
     @Option(names = "--shard", defaultValue = "512MiB", description = "Bytes each checkpoint writer saves (default ${DEFAULT-VALUE}).")
     String shard;
 
+    @Option(names = "--noqos-first", description = "Run the cluster without QoS first (to see what the order does to the figures).")
+    boolean noqosFirst;
+
     @Option(names = "--dir", paramLabel = "DIR", description = "Where the temporary data directory goes (default: the temp directory).")
     Path dir;
 
@@ -111,7 +114,7 @@ final class BenchQosCommand implements Callable<Integer> {
         Files.createDirectories(parent);
         PrintStream log = System.err;
         Map<String, Mode> modes = new LinkedHashMap<>();
-        for (boolean qos : new boolean[] {true, false}) {
+        for (boolean qos : noqosFirst ? new boolean[] {false, true} : new boolean[] {true, false}) {
             String name = qos ? "qos" : "noqos";
             Path work = Files.createTempDirectory(parent, "strata-bench-qos-");
             try (BenchFsCluster cluster = BenchFsCluster.up(work.resolve("data"), log, qos ? List.of() : List.of("--no-qos"))) {
@@ -121,7 +124,7 @@ final class BenchQosCommand implements Callable<Integer> {
             }
         }
         Table t = new Table("qos", "phase", "reads", "p50 ms", "p99 ms", "max ms", "ckpt s", "ckpt MB/s");
-        for (Mode m : modes.values()) {
+        for (Mode m : List.of(modes.get("qos"), modes.get("noqos"))) {
             t.row(m.name(), "alone", String.valueOf(m.idleMs().length), fmt(percentile(m.idleMs(), 0.5)), fmt(m.p99Idle()),
                     fmt(percentile(m.idleMs(), 1.0)), "", "");
             t.row(m.name(), "during burst", String.valueOf(m.burstMs().length), fmt(percentile(m.burstMs(), 0.5)), fmt(m.p99Burst()),
@@ -161,6 +164,13 @@ final class BenchQosCommand implements Callable<Integer> {
             s.sorted().forEach(samples::add);
         }
 
+        log.printf("%s[%s] warm-up (not measured): training reads alone for 5s%n", TAG, name);
+        AtomicBoolean warm = new AtomicBoolean();
+        Reads warmUp = Reads.start(samples, rate, readers, warm);
+        Thread.sleep(5000);
+        warm.set(true);
+        warmUp.await();
+
         dropCaches(cluster.data, log);
         log.printf("%s[%s] training reads alone for %ds at %d reads/s%n", TAG, name, idleFor.toSeconds(), rate);
         AtomicBoolean stop = new AtomicBoolean();
@@ -173,6 +183,7 @@ final class BenchQosCommand implements Callable<Integer> {
         log.printf("%s[%s] during the burst: %d writers x %s into /ckpt, one into /staged (drained in the background), "
                 + "a prefetch of /hinted%n", TAG, name, writers, DataSize.human(shardBytes));
         AtomicBoolean stopBurst = new AtomicBoolean();
+        Map<String, double[]> before = nodeFigures(cluster.data);
         Reads during = Reads.start(samples, rate, readers, stopBurst);
         strata(log, "prefetch", "submit", "--data", d, "--job", "bench-qos", "--path", "/hinted", "--deadline", "10m");
         ExecutorService bg = Executors.newSingleThreadExecutor();
@@ -182,10 +193,46 @@ final class BenchQosCommand implements Callable<Integer> {
         bg.shutdown();
         stopBurst.set(true);
         double[] burstMs = during.await();
+        Map<String, double[]> after = nodeFigures(cluster.data);
+        StringBuilder where = new StringBuilder();
+        for (Map.Entry<String, double[]> e : after.entrySet()) {
+            double[] b = before.get(e.getKey());
+            double n = e.getValue()[1] - b[1];
+            where.append(String.format(java.util.Locale.ROOT, " %s %.0f ops, mean %s ms;", e.getKey(), n,
+                    n == 0 ? "-" : fmt((e.getValue()[0] - b[0]) * 1000 / n)));
+        }
+        log.printf("%s[%s] at the storage nodes during the burst:%s%n", TAG, name, where);
         strata(log, "prefetch", "end", "--data", d, "bench-qos");
         log.printf("%s[%s] p99 alone %s ms, during the burst %s ms; checkpoint %s s%n", TAG, name, fmt(percentile(idleMs, 0.99)),
                 fmt(percentile(burstMs, 0.99)), fmt(ckptRun.seconds()));
         return new Mode(name, idleMs, burstMs, ckptRun);
+    }
+
+    /**
+     * What the storage nodes report so far, summed over them: per class, the seconds operations
+     * waited for a device slot and their count; and the seconds and count of the reads they served.
+     */
+    private static Map<String, double[]> nodeFigures(Path data) throws IOException {
+        Map<String, double[]> out = new LinkedHashMap<>();
+        List<Path> nodes;
+        try (var dirs = Files.list(data)) {
+            nodes = dirs.filter(p -> p.getFileName().toString().startsWith("storage-")).sorted().toList();
+        }
+        for (String cls : List.of("training-read", "checkpoint", "background", "prefetch")) {
+            double[] v = new double[2];
+            for (Path d : nodes) {
+                v[0] += BenchPrefetchCommand.scrapeSum(d, "strata_qos_queued_seconds_sum", "class=\"" + cls + "\"");
+                v[1] += BenchPrefetchCommand.scrapeSum(d, "strata_qos_queued_seconds_count", "class=\"" + cls + "\"");
+            }
+            out.put("queued " + cls, v);
+        }
+        double[] reads = new double[2];
+        for (Path d : nodes) {
+            reads[0] += BenchPrefetchCommand.scrapeSum(d, "strata_storage_latency_seconds_sum", "op=\"read\"");
+            reads[1] += BenchPrefetchCommand.scrapeSum(d, "strata_storage_latency_seconds_count", "op=\"read\"");
+        }
+        out.put("read served", reads);
+        return out;
     }
 
     /**
