@@ -102,8 +102,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             if (timer != null) {
                 timer.cancel(false);
             }
-            if (future.completeExceptionally(e)) {
+            // counted before the caller's continuations run, so that whoever saw the call end sees it counted
+            if (!future.isDone()) {
                 metrics.call(type.name(), e.status().name(), node.clock().nanoTime() - startNanos);
+                future.completeExceptionally(e);
             }
         }
 
@@ -341,9 +343,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
                 ByteBuf payload = frame.takePayload();
                 metrics.bytesIn(payload == null ? 0 : payload.readableBytes());
                 Response r = new Response(m, payload);
-                if (c.future.complete(r)) {
-                    metrics.call(c.type.name(), "OK", node.clock().nanoTime() - c.startNanos);
-                } else {
+                if (!c.future.isDone()) {
+                    metrics.call(c.type.name(), "OK", node.clock().nanoTime() - c.startNanos); // before the caller's continuations
+                }
+                if (!c.future.complete(r)) {
                     r.close(); // the caller cancelled: nobody will release it
                 }
             }
