@@ -40,7 +40,8 @@ import picocli.CommandLine.Option;
  * {@code qos=training-read tiers.l1=off tiers.l2=off consistency=strict} (every read goes to the
  * storage nodes); then a training-read job, {@code --readers} threads issuing random 128 KiB
  * reads at a steady total {@code --rate} (open loop: a read's latency counts from when it was
- * due, so a stalled read also delays the ones queued behind it), runs alone for {@code --idle},
+ * due, so a stalled read also delays the ones queued behind it), runs alone for {@code --idle}
+ * (each measured phase follows a drop of the page cache and 2 s of untimed reads),
  * then during a checkpoint burst: {@code --writers} processes save a shard each ({@code dd
  * bs=1M conv=fsync}) into a {@code qos=checkpoint tiers.l2=off} directory, one more into a
  * {@code profile=checkpoint} directory (staged in L2, drained to L3 in the background class), and
@@ -165,13 +166,10 @@ final class BenchQosCommand implements Callable<Integer> {
         }
 
         log.printf("%s[%s] warm-up (not measured): training reads alone for 5s%n", TAG, name);
-        AtomicBoolean warm = new AtomicBoolean();
-        Reads warmUp = Reads.start(samples, rate, readers, warm);
-        Thread.sleep(5000);
-        warm.set(true);
-        warmUp.await();
+        warmUp(samples, 5000);
 
         dropCaches(cluster.data, log);
+        warmUp(samples, 2000);
         log.printf("%s[%s] training reads alone for %ds at %d reads/s%n", TAG, name, idleFor.toSeconds(), rate);
         AtomicBoolean stop = new AtomicBoolean();
         Reads alone = Reads.start(samples, rate, readers, stop);
@@ -180,6 +178,7 @@ final class BenchQosCommand implements Callable<Integer> {
         double[] idleMs = alone.await();
 
         dropCaches(cluster.data, log);
+        warmUp(samples, 2000);
         log.printf("%s[%s] during the burst: %d writers x %s into /ckpt, one into /staged (drained in the background), "
                 + "a prefetch of /hinted%n", TAG, name, writers, DataSize.human(shardBytes));
         AtomicBoolean stopBurst = new AtomicBoolean();
@@ -206,6 +205,19 @@ final class BenchQosCommand implements Callable<Integer> {
         log.printf("%s[%s] p99 alone %s ms, during the burst %s ms; checkpoint %s s%n", TAG, name, fmt(percentile(idleMs, 0.99)),
                 fmt(percentile(burstMs, 0.99)), fmt(ckptRun.seconds()));
         return new Mode(name, idleMs, burstMs, ckptRun);
+    }
+
+    /**
+     * Untimed reads for {@code millis}. After the page cache is dropped, they fault the daemons'
+     * code and index pages back in (dropping the cache drops those too), so that the measured
+     * phase is not the first to pay for them; they bring back a negligible part of the data set.
+     */
+    private void warmUp(List<Path> samples, long millis) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        Reads r = Reads.start(samples, rate, readers, stop);
+        Thread.sleep(millis);
+        stop.set(true);
+        r.await();
     }
 
     /**

@@ -33,10 +33,10 @@ import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.RequestId;
 import io.strata.protocol.meta.Staging;
 import io.strata.protocol.storage.ChunkRef;
+import io.strata.testing.OpenFiles;
 import io.strata.testing.Seeded;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -50,7 +50,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -74,34 +73,16 @@ class L2ReadTest {
         }
     }
 
-    /** Open descriptors of this process that name a file under {@code dir} (from /proc/self/fd). */
-    static long openFdsUnder(Path dir) throws IOException {
-        Path real = dir.toRealPath();
-        long n = 0;
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            for (Path fd : fds.toList()) {
-                try {
-                    if (Files.readSymbolicLink(fd).startsWith(real)) {
-                        n++;
-                    }
-                } catch (IOException gone) {
-                    // closed while we looked
-                }
-            }
-        }
-        return n;
-    }
-
     /**
-     * Waits (5 s at most) until {@link #openFdsUnder} is {@code n} and returns it: a file the agent
+     * Waits (5 s at most) until {@link OpenFiles#under} is {@code n} and returns it: a file the agent
      * syncs behind a write is open for a moment.
      */
     static long awaitOpenFds(Path dir, long n) throws IOException, InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        long now = openFdsUnder(dir);
+        long now = OpenFiles.under(dir);
         while (now != n && System.nanoTime() < end) {
             TimeUnit.MILLISECONDS.sleep(10);
-            now = openFdsUnder(dir);
+            now = OpenFiles.under(dir);
         }
         return now;
     }

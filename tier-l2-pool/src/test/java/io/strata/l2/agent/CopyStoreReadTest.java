@@ -8,6 +8,7 @@ import io.netty.buffer.Unpooled;
 import io.strata.core.DataSize;
 import io.strata.l2.agent.CopyStore.Found;
 import io.strata.l2.agent.CopyStore.Key;
+import io.strata.testing.OpenFiles;
 import io.strata.testing.Seeded;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,7 +23,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,24 +52,6 @@ class CopyStoreReadTest {
             s.record(k, copyOf(g, length, drained));
             return null;
         });
-    }
-
-    /** Open descriptors of this process that name a file under {@code dir} (from /proc/self/fd). */
-    static long openFdsUnder(Path dir) throws IOException {
-        Path real = dir.toRealPath();
-        long n = 0;
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            for (Path fd : fds.toList()) {
-                try {
-                    if (Files.readSymbolicLink(fd).startsWith(real)) {
-                        n++;
-                    }
-                } catch (IOException gone) {
-                    // closed while we looked
-                }
-            }
-        }
-        return n;
     }
 
     /**
@@ -200,12 +182,12 @@ class CopyStoreReadTest {
                 keys.add(k);
                 store(s, k, i + 1, CHUNK, true);
             }
-            assertThat(openFdsUnder(chunks)).as("writes keep no file open").isZero();
+            assertThat(OpenFiles.under(chunks)).as("writes keep no file open").isZero();
             for (Key k : keys) {
                 assertThat(check(s.readCopy(k, c -> true, 0, CHUNK, PooledByteBufAllocator.DEFAULT), 0, CHUNK)).isNull();
                 assertThat(check(s.readCopy(k, c -> true, 4096, 8192, PooledByteBufAllocator.DEFAULT), 4096, 8192)).isNull();
             }
-            assertThat(openFdsUnder(chunks)).as("one cached read channel per copy read").isEqualTo(10);
+            assertThat(OpenFiles.under(chunks)).as("one cached read channel per copy read").isEqualTo(10);
             assertThat(s.openFiles()).isEqualTo(10);
 
             store(s, keys.get(0), 50, CHUNK, true); // replaced whole
@@ -216,7 +198,7 @@ class CopyStoreReadTest {
             });
             s.drop(keys.get(2));
             s.drop(keys.get(3));
-            assertThat(openFdsUnder(chunks)).as("replaced, cut and dropped copies' channels are closed").isEqualTo(6);
+            assertThat(OpenFiles.under(chunks)).as("replaced, cut and dropped copies' channels are closed").isEqualTo(6);
 
             // 8 copies left of room for 10: room for 4 more evicts 2, least recently used first
             Key fresh = new Key(10, 0);
@@ -224,16 +206,16 @@ class CopyStoreReadTest {
             assertThat(s.evictions()).isEqualTo(2);
             long stillOpen = keys.subList(4, 10).stream().filter(k -> s.all().get(k).present()).count();
             assertThat(stillOpen).isBetween(4L, 6L);
-            assertThat(openFdsUnder(chunks)).as("evicted copies' channels are closed").isEqualTo(stillOpen);
+            assertThat(OpenFiles.under(chunks)).as("evicted copies' channels are closed").isEqualTo(stillOpen);
             store(s, fresh, 3, CHUNK, true);
             assertThat(check(s.readCopy(fresh, c -> true, 0, CHUNK, PooledByteBufAllocator.DEFAULT), 0, CHUNK)).isNull();
             assertThat(check(s.readCopy(keys.get(0), c -> true, 0, CHUNK, PooledByteBufAllocator.DEFAULT), 0, CHUNK))
                     .as("the replaced copy reads as its new generation").isNull();
-            assertThat(openFdsUnder(chunks)).isPositive();
+            assertThat(OpenFiles.under(chunks)).isPositive();
         } finally {
             s.close();
         }
-        assertThat(openFdsUnder(chunks)).as("close closes every cached channel").isZero();
+        assertThat(OpenFiles.under(chunks)).as("close closes every cached channel").isZero();
     }
 
     @Test
@@ -246,11 +228,11 @@ class CopyStoreReadTest {
                 store(s, k, (i % 100) + 1, 4096, true);
                 assertThat(check(s.readCopy(k, c -> true, 0, 4096, PooledByteBufAllocator.DEFAULT), 0, 4096)).isNull();
             }
-            assertThat(openFdsUnder(chunks)).isLessThanOrEqualTo(CopyStore.OPEN_FILES);
+            assertThat(OpenFiles.under(chunks)).isLessThanOrEqualTo(CopyStore.OPEN_FILES);
             for (int i = 0; i < n; i++) {
                 s.drop(new Key(3, i));
             }
-            assertThat(openFdsUnder(chunks)).isZero();
+            assertThat(OpenFiles.under(chunks)).isZero();
         }
     }
 }
