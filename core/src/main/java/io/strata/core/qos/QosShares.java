@@ -34,16 +34,19 @@ public record QosShares(boolean enabled, int slots, long opCost, Map<QosClass, S
     private static final long MIB = 1L << 20;
 
     /**
-     * The defaults: training reads and interactive I/O weigh most and have a floor, checkpoint
-     * writes get a fair share and a floor so a save always progresses, prefetch and background
-     * work (drain, resync, scrub, GC) get what the foreground leaves, background capped.
+     * The default shares: training reads and interactive I/O weigh most and have a floor,
+     * checkpoint writes get a fair share and a floor so a save always progresses, prefetch and
+     * background work (drain, resync, scrub, GC) get what the foreground leaves, background capped.
      */
-    public static final QosShares DEFAULTS = new QosShares(true, 16, 64 * 1024, Map.of(
+    private static final Map<QosClass, Share> DEFAULT_SHARES = Map.of(
             QosClass.INTERACTIVE, new Share(32 * MIB, 8, 0),
             QosClass.TRAINING_READ, new Share(64 * MIB, 8, 0),
             QosClass.CHECKPOINT, new Share(64 * MIB, 3, 0),
             QosClass.PREFETCH, new Share(0, 1, 0),
-            QosClass.BACKGROUND, new Share(0, 1, 512 * MIB)));
+            QosClass.BACKGROUND, new Share(0, 1, 512 * MIB));
+
+    /** Scheduling on, 16 slots, 64 KiB per operation, the default shares. */
+    public static final QosShares DEFAULTS = new QosShares(true, 16, 64 * 1024, DEFAULT_SHARES);
 
     /** Scheduling switched off: every request runs as it arrives. */
     public static final QosShares OFF = new QosShares(false, DEFAULTS.slots, DEFAULTS.opCost, DEFAULTS.shares);
@@ -57,7 +60,7 @@ public record QosShares(boolean enabled, int slots, long opCost, Map<QosClass, S
         }
         EnumMap<QosClass, Share> all = new EnumMap<>(QosClass.class);
         for (QosClass c : QosClass.values()) {
-            all.put(c, shares.getOrDefault(c, DEFAULTS == null ? new Share(0, 1, 0) : DEFAULTS.shares.get(c)));
+            all.put(c, shares.getOrDefault(c, DEFAULT_SHARES.get(c)));
         }
         shares = Map.copyOf(all);
     }
