@@ -386,7 +386,7 @@ final class BenchCkptCommand implements Callable<Integer> {
     }
 
     /** Blocks the mount's L1 has served from memory and NVMe so far (0 when it has no L1), or -1 when its statistics cannot be read. */
-    private static long l1Hits(Path mnt, Path data) {
+    static long l1Hits(Path mnt, Path data) {
         try {
             Map<String, String> s = CacheCommand.Target.resolve(mnt, data).stats();
             if ("off".equals(s.get("l1"))) {

@@ -425,7 +425,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         dropCaches(data, log);
         long l3 = l3ReadBytes(data);
         long hits = mountCounter(data, "strata_l2_client_cached_hit_total");
-        long l1 = l1Hits(mnt, data);
+        long l1 = BenchCkptCommand.l1Hits(mnt, data);
         Map<String, Long> cpu0 = DaemonCpu.read(data, CPU_KINDS);
         AtomicLong read = new AtomicLong();
         AtomicLong bad = new AtomicLong();
@@ -474,7 +474,7 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         }
         double s = (System.nanoTime() - t0) / 1e9;
         Epoch e = new Epoch(s, read.get(), delta(l3, l3ReadBytes(data)), delta(hits, mountCounter(data, "strata_l2_client_cached_hit_total")),
-                delta(l1, l1Hits(mnt, data)), bad.get(), DaemonCpu.used(CPU_KINDS, cpu0, DaemonCpu.read(data, CPU_KINDS)));
+                delta(l1, BenchCkptCommand.l1Hits(mnt, data)), bad.get(), DaemonCpu.used(CPU_KINDS, cpu0, DaemonCpu.read(data, CPU_KINDS)));
         log.printf("%s%s, job-%d: %.2f s, %.0f MB/s; storage nodes served %s, L2 agents %d reads, L1 %d blocks%s; CPU s meanwhile: %s%n",
                 TAG, what, job, e.seconds(), e.mbps(), human(e.l3Bytes()), e.l2Hits(), e.l1Hits(),
                 e.bad() == 0 ? "" : "; " + e.bad() + " blocks NOT as written", e.cpu());
@@ -761,18 +761,6 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         return sum;
     }
 
-    /** Blocks the mount's L1 has served from memory and NVMe so far (0 when it has no L1), or -1 when unknown. */
-    private static long l1Hits(Path mnt, Path data) {
-        try {
-            Map<String, String> s = CacheCommand.Target.resolve(mnt, data).stats();
-            if ("off".equals(s.get("l1"))) {
-                return 0;
-            }
-            return Long.parseLong(s.getOrDefault("hits.memory", "0")) + Long.parseLong(s.getOrDefault("hits.nvme", "0"));
-        } catch (RuntimeException e) {
-            return -1;
-        }
-    }
 
     private static long delta(long before, long after) {
         return before < 0 || after < 0 ? -1 : after - before;

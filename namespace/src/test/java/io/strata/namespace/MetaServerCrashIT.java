@@ -44,24 +44,29 @@ class MetaServerCrashIT {
         return p;
     }
 
-    @Test
-    void acknowledgedCreatesSurviveAKill() throws Exception {
-        Path data = tmp.resolve("data");
-        Path config = tmp.resolve("meta.toml");
+    /** A meta service config: LMDB with every commit synced, no collector, {@code meta} added to its [meta] table. */
+    private static void writeConfig(Path config, String name, Path data, String meta) throws java.io.IOException {
         Files.writeString(config, """
                 [node]
-                name = "meta-crash"
+                name = "%s"
                 listen = "127.0.0.1:0"
                 data = "%s"
                 [meta]
                 gc-interval = "0s"
-                [meta.lmdb]
+                %s[meta.lmdb]
                 sync = true
                 [[meta.chain-tables]]
                 id = 1
                 replicas = 3
                 chains = [1, 2, 3, 4]
-                """.formatted(data));
+                """.formatted(name, data, meta));
+    }
+
+    @Test
+    void acknowledgedCreatesSurviveAKill() throws Exception {
+        Path data = tmp.resolve("data");
+        Path config = tmp.resolve("meta.toml");
+        writeConfig(config, "meta-crash", data, "");
         List<String> acked = new ArrayList<>();
         try (NodeContext ctx = NodeContext.seeded("crash-client", 5)) {
             JavaProcess p = startServer(config, data);
@@ -119,21 +124,7 @@ class MetaServerCrashIT {
     void concurrentCreatesAnsweredSurviveAKillRightAfterTheAnswers() throws Exception {
         Path data = tmp.resolve("data");
         Path config = tmp.resolve("meta.toml");
-        Files.writeString(config, """
-                [node]
-                name = "meta-crash-group"
-                listen = "127.0.0.1:0"
-                data = "%s"
-                [meta]
-                gc-interval = "0s"
-                workers = 2
-                [meta.lmdb]
-                sync = true
-                [[meta.chain-tables]]
-                id = 1
-                replicas = 3
-                chains = [1, 2, 3, 4]
-                """.formatted(data));
+        writeConfig(config, "meta-crash-group", data, "workers = 2\n");
         int n = 300;
         List<InodeAttrs> answered = new ArrayList<>();
         try (NodeContext ctx = NodeContext.seeded("crash-client", 6)) {

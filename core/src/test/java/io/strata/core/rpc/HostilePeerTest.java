@@ -259,16 +259,21 @@ class HostilePeerTest {
         }
     }
 
+    /** A server running at most {@code limit} requests per connection, whose PARK requests wait in {@code parked} for an answer. */
+    private static RpcFixture parkingServer(int limit, ConcurrentLinkedQueue<CompletableFuture<Reply>> parked) {
+        return new RpcFixture(RpcOptions.DEFAULTS.withServerMaxInFlight(limit), b -> b.handle(TestMessages.PARK, req -> {
+            CompletableFuture<Reply> f = new CompletableFuture<>();
+            parked.add(f);
+            return f;
+        }));
+    }
+
     @Test
     void overTheInFlightLimitTheServerStopsReadingUntilAnswersFreeSlots() throws Exception {
         int limit = 2;
         int requests = 48;
         ConcurrentLinkedQueue<CompletableFuture<Reply>> parked = new ConcurrentLinkedQueue<>();
-        try (RpcFixture fx = new RpcFixture(RpcOptions.DEFAULTS.withServerMaxInFlight(limit), b -> b.handle(TestMessages.PARK, req -> {
-            CompletableFuture<Reply> f = new CompletableFuture<>();
-            parked.add(f);
-            return f;
-        }));
+        try (RpcFixture fx = parkingServer(limit, parked);
              Socket s = connect(fx.address())) {
             byte[] oneMiB = new byte[(int) MiB];
             CountDownLatch written = new CountDownLatch(1);
@@ -311,11 +316,7 @@ class HostilePeerTest {
         int limit = 2;
         int requests = 10;
         ConcurrentLinkedQueue<CompletableFuture<Reply>> parked = new ConcurrentLinkedQueue<>();
-        try (RpcFixture fx = new RpcFixture(RpcOptions.DEFAULTS.withServerMaxInFlight(limit), b -> b.handle(TestMessages.PARK, req -> {
-            CompletableFuture<Reply> f = new CompletableFuture<>();
-            parked.add(f);
-            return f;
-        }));
+        try (RpcFixture fx = parkingServer(limit, parked);
              Socket s = connect(fx.address())) {
             java.io.ByteArrayOutputStream burst = new java.io.ByteArrayOutputStream();
             for (int i = 0; i < requests; i++) {
