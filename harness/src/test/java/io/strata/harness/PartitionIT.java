@@ -136,7 +136,7 @@ class PartitionIT {
             Thread w1 = writer("old", old, 1000, Duration.ofMillis(800), acks, oldFailed, stop);
             Thread w2 = writer("new", fresh, 2000, Duration.ofSeconds(10), acks, newFailed, stop);
             try {
-                Eventually.await("writes on both clients", T, () -> acks.stream().map(Ack::client).distinct().count() == 2);
+                Eventually.await("writes on both clients", T, () -> List.copyOf(acks).stream().map(Ack::client).distinct().count() == 2);
                 // the partition: every message from the head to the manager is dropped (heartbeats,
                 // registrations, routing requests); its traffic with the other storage nodes goes on
                 FaultInjector.Rule cut = cluster.context(head).faults().arm(FaultPoint.RPC_SEND, new Fault.Drop())
@@ -146,7 +146,7 @@ class PartitionIT {
                         ? null : expiredSeen.get());
                 Eventually.await("the new configuration acknowledges writes", T, () -> {
                     synchronized (acks) {
-                        return acks.stream().anyMatch(a -> a.client().equals("new") && a.ackNanos() > expiredAt);
+                        return List.copyOf(acks).stream().anyMatch(a -> a.client().equals("new") && a.ackNanos() > expiredAt);
                     }
                 });
                 sleep(1000);
@@ -176,7 +176,7 @@ class PartitionIT {
                 assertThat(all.stream().filter(a -> a.client().equals("old")).mapToLong(Ack::ackNanos).max().orElseThrow())
                         .as("the client stuck on the old routing got its last acknowledgement by the fence")
                         .isLessThan(settled);
-                assertThat(oldFailed.stream().filter(t -> t > fencedAt.get())).as("and kept trying in vain").isNotEmpty();
+                assertThat(List.copyOf(oldFailed).stream().filter(t -> t > fencedAt.get())).as("and kept trying in vain").isNotEmpty();
                 // 2. nobody acknowledged anything between the fence and the chain change: never both sides at once
                 assertThat(firstAfterFence).as("the first acknowledgement after the fence comes from the new configuration")
                         .isGreaterThanOrEqualTo(expiredAt);
