@@ -126,6 +126,7 @@ public final class StorageCluster implements AutoCloseable {
         private Duration lease;
         private DataSize resyncBandwidth = io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
         private QosShares qos = QosShares.DEFAULTS;
+        private io.strata.storage.ScrubOptions scrub = io.strata.storage.ScrubOptions.DEFAULTS;
         private List<String> jvmArgs = CHILD_JVM_ARGS;
         private ClusterKey key;
 
@@ -186,7 +187,12 @@ public final class StorageCluster implements AutoCloseable {
             return this;
         }
 
-        /** Extra JVM flags of process nodes. */
+        /** {@code [storage.scrub]} of every in-process node. */
+        public Builder scrub(io.strata.storage.ScrubOptions options) {
+            this.scrub = options;
+            return this;
+        }
+
         /**
          * Authentication on, in-process nodes only: each node verifies tokens signed by
          * {@code key} and presents a {@code storage} token for {@code node-i}; each
@@ -197,6 +203,7 @@ public final class StorageCluster implements AutoCloseable {
             return this;
         }
 
+        /** Extra JVM flags of process nodes. */
         public Builder jvmArgs(List<String> args) {
             this.jvmArgs = List.copyOf(args);
             return this;
@@ -428,14 +435,16 @@ public final class StorageCluster implements AutoCloseable {
                 targets.add(new StorageConfig.Target(t, nodeDir(i).resolve("t" + t.value())));
             }
             return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withMgmtd(mgmtd.addresses())
-                    .withLabels(Map.of("host", "h" + i)).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos);
+                    .withLabels(Map.of("host", "h" + i)).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos)
+                    .withScrub(b.scrub);
         }
         for (int c = 1; c <= b.chains; c++) {
             if (members(c).contains(i)) {
                 targets.add(new StorageConfig.Target(target(i, c), nodeDir(i).resolve("t" + target(i, c).value())));
             }
         }
-        return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos);
+        return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos)
+                    .withScrub(b.scrub);
     }
 
     /** Node {@code i}'s data directory. */

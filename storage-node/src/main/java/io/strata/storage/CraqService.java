@@ -231,11 +231,29 @@ final class CraqService {
         // successor whose slots wait on this node (two chains with heads on each other's disks)
         return node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
                         () -> engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail))
+                .exceptionallyCompose(err -> repairedBase(view, a, err)
+                        .thenCompose(fixed -> node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
+                                () -> engine.applyAsync(fixed, update, payload, fwd.version(), view.version(), tail))))
                 .thenCompose(written -> {
                     receiver.stored(view, a.id());
                     return tail ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null)))
                             : passOn(view, a, written, fwd, payload, deadline);
                 });
+    }
+
+    /**
+     * An update failed on {@code err}: when that is a corrupt base version (the engine checks the
+     * bytes it keeps), repairs the chunk from another replica (we hold its lock) and returns the
+     * repaired metadata to apply the update on; otherwise, or when no replica has a good copy,
+     * fails with {@code err}.
+     */
+    private CompletableFuture<ChunkMeta> repairedBase(ChainView view, ChunkAddress a, Throwable err) {
+        StrataException se = StrataException.wrap(StrataException.unwrapCompletion(err));
+        if (se.status() != Status.CHUNK_CORRUPT) {
+            return CompletableFuture.failedFuture(se);
+        }
+        return node.scrubber().repairLocked(view.self(), a.id(), a.chunkSize()).thenCompose(r -> r.outcome() == Scrubber.Outcome.REPAIRED
+                ? CompletableFuture.completedFuture(r.meta()) : CompletableFuture.failedFuture(se));
     }
 
     /**
@@ -428,8 +446,14 @@ final class CraqService {
                 }
                 // a clean chunk is read in a slot of the target's QoS scheduler; a dirty one (a write
                 // in flight) is read outside it, as settling may wait for that write's own slot
+                // a corrupt version fails the read (the client asks another replica) and is repaired behind it
                 return node.scheduler(view.self()).submit(m.qos(), m.length(), () -> readClean(view, a, m))
-                        .thenCompose(r -> r != null ? CompletableFuture.completedFuture(r) : readAttempt(view, a, m, deadline, 1));
+                        .thenCompose(r -> r != null ? CompletableFuture.completedFuture(r) : readAttempt(view, a, m, deadline, 1))
+                        .whenComplete((r, e) -> {
+                            if (e != null) {
+                                node.scrubber().suspect(view.self(), a, e);
+                            }
+                        });
             });
         }).whenComplete((r, e) -> {
             if (r != null) {

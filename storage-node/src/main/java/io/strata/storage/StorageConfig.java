@@ -34,6 +34,7 @@ import java.util.Set;
  * resync-bandwidth = "256MiB"  # bytes per second this node sends to targets it resyncs (client I/O is not limited)
  * failed-after-io-errors = 3   # consecutive I/O errors after which a target is reported failed (offline)
  * [storage.qos]                # how each target's disk is shared between QoS classes (QosConfig)
+ * [storage.scrub]              # background checks of every chunk (ScrubOptions)
  * [[storage.targets]]
  * id = 101
  * path = "/disk1/strata/t101"  # optional: default &lt;node.data&gt;/target-&lt;id&gt;
@@ -45,10 +46,11 @@ import java.util.Set;
  * @param resyncBandwidth most bytes per second of resync copies this node sends
  * @param ioErrorLimit    consecutive I/O errors after which a target is taken out of service
  * @param qos             how each target's reads and writes are ordered by class
+ * @param scrub           how each target's chunks are checked in the background
  */
 public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout,
                             List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
-                            DataSize resyncBandwidth, int ioErrorLimit, QosShares qos) {
+                            DataSize resyncBandwidth, int ioErrorLimit, QosShares qos, ScrubOptions scrub) {
     /** Default {@code resync-bandwidth}. */
     public static final DataSize DEFAULT_RESYNC_BANDWIDTH = DataSize.ofMiB(256);
     /** Default {@code failed-after-io-errors}. */
@@ -68,8 +70,8 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         if (resyncBandwidth.bytes() < 64 * 1024) {
             throw new ConfigException("storage.resync-bandwidth", "must be at least 64KiB (per second), got " + resyncBandwidth);
         }
-        if (qos == null) {
-            throw new IllegalArgumentException("qos shares are required");
+        if (qos == null || scrub == null) {
+            throw new IllegalArgumentException("qos shares and scrub options are required");
         }
         if (ioErrorLimit < 1) {
             throw new ConfigException("storage.failed-after-io-errors", "must be at least 1, got " + ioErrorLimit);
@@ -79,7 +81,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
     /** A node routed by a static table (no cluster manager), with default resync settings. */
     public StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout) {
         this(nodeId, targets, engine, forwardTimeout, List.of(), null, Map.of(), DEFAULT_RESYNC_BANDWIDTH, DEFAULT_IO_ERROR_LIMIT,
-                QosShares.DEFAULTS);
+                QosShares.DEFAULTS, ScrubOptions.DEFAULTS);
     }
 
     /** Whether this node registers with a cluster manager (else it needs a static routing table). */
@@ -93,23 +95,27 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
 
     /** This config registering with the cluster manager at {@code peers}. */
     public StorageConfig withMgmtd(List<InetSocketAddress> peers) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub);
     }
 
     public StorageConfig withLabels(Map<String, String> l) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos, scrub);
     }
 
     public StorageConfig withResyncBandwidth(DataSize perSecond) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos, scrub);
     }
 
     public StorageConfig withIoErrorLimit(int n) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos, scrub);
     }
 
     public StorageConfig withQos(QosShares q) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q, scrub);
+    }
+
+    public StorageConfig withScrub(ScrubOptions o) {
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, o);
     }
 
     public static StorageConfig read(ConfigNode s, Path dataDir) {
@@ -163,6 +169,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
             throw new ConfigException(s.path() + ".targets", "a storage node needs at least one [[storage.targets]]");
         }
         QosShares qos = QosConfig.read(s.section("qos"));
-        return new StorageConfig(node, targets, engine, forward, mgmtd, advertise, labels, bandwidth, ioErrors, qos);
+        ScrubOptions scrub = ScrubOptions.read(s.section("scrub"));
+        return new StorageConfig(node, targets, engine, forward, mgmtd, advertise, labels, bandwidth, ioErrors, qos, scrub);
     }
 }

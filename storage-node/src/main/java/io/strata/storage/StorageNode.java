@@ -86,6 +86,7 @@ public final class StorageNode implements AutoCloseable {
     private final ResyncReceiver receiver;
     private final ResyncWorker worker;
     private final CraqService craq;
+    private final Scrubber scrubber;
     private final List<BiConsumer<TargetId, Long>> syncedListeners = new CopyOnWriteArrayList<>();
     private volatile CompletableFuture<Void> routingChanged = new CompletableFuture<>();
     private volatile NodeAgent agent;
@@ -116,6 +117,7 @@ public final class StorageNode implements AutoCloseable {
         Map<TargetId, ChunkEngine> opened = new LinkedHashMap<>();
         Map<TargetId, String> failed = new LinkedHashMap<>();
         RpcClient client = null;
+        Scrubber scrub = null;
         try {
             for (StorageConfig.Target t : config.targets()) {
                 try {
@@ -143,6 +145,8 @@ public final class StorageNode implements AutoCloseable {
             StorageMetrics metrics = new StorageMetrics(ctx.meters(), ctx.clock());
             Replicator replicator = new Replicator(ctx, rpc, this, config.forwardTimeout());
             this.receiver = new ResyncReceiver(this, metrics);
+            scrub = new Scrubber(this, config.scrub(), engines);
+            this.scrubber = scrub;
             this.craq = new CraqService(this, replicator, metrics);
             this.worker = new ResyncWorker(this, rpcOptions, metrics);
             RpcServer.Builder b = EchoService.register(ctx, RpcServer.builder(ctx, StorageMessages.PROTOCOL).options(rpcOptions), 1 << 20)
@@ -155,15 +159,20 @@ public final class StorageNode implements AutoCloseable {
                     .handle(StorageMessages.LIST_INODE_CHUNKS, io, receiver::listInode)
                     .handle(StorageMessages.SYNC_CHUNK, io, receiver::syncChunk)
                     .handle(StorageMessages.SYNC_DONE, io, receiver::syncDone)
+                    .handle(StorageMessages.SCRUB_CONTROL, io, scrubber::control)
                     // only chain peers replicate and resync; mgmtd never calls a storage node, the hooks have no data to move
                     .admit(Role.STORAGE, Role.L2, Role.META, Role.CLIENT, Role.ADMIN)
                     .allow(StorageMessages.FORWARD_UPDATE, Role.STORAGE)
                     .allow(StorageMessages.LIST_CHUNKS, Role.STORAGE)
                     .allow(StorageMessages.SYNC_CHUNK, Role.STORAGE)
-                    .allow(StorageMessages.SYNC_DONE, Role.STORAGE);
+                    .allow(StorageMessages.SYNC_DONE, Role.STORAGE)
+                    .allow(StorageMessages.SCRUB_CONTROL, Role.ADMIN);
             routing.onChange(this::routingChanged);
             this.server = b.bind(listen);
         } catch (RuntimeException e) {
+            if (scrub != null) {
+                scrub.close();
+            }
             if (client != null) {
                 client.close();
             }
@@ -455,6 +464,16 @@ public final class StorageNode implements AutoCloseable {
         return receiver;
     }
 
+    /** The background checks of this node's chunks, and the repairs of corrupt ones. */
+    Scrubber scrubber() {
+        return scrubber;
+    }
+
+    /** The client this node calls its peers with. */
+    RpcClient rpc() {
+        return rpc;
+    }
+
     CraqService craq() {
         return craq;
     }
@@ -478,6 +497,7 @@ public final class StorageNode implements AutoCloseable {
             a.close();
         }
         worker.close();
+        scrubber.close();
         server.close();
         rpc.close();
         if (mgmtd != null) {

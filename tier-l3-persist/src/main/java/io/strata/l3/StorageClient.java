@@ -356,6 +356,9 @@ public final class StorageClient implements Tier {
         return s == Status.STALE_CHAIN_VERSION || s == Status.NO_SUCH_CHAIN || s == Status.NO_SUCH_TARGET || s == Status.NOT_SERVING;
     }
 
+    /** After this many answers that the bytes are damaged, a read fails with that answer. */
+    static final int MAX_DAMAGED_ANSWERS = 9;
+
     /** Errors a read survives by asking another replica. */
     private static boolean replicaError(Status s) {
         return s.retryable() || s == Status.CHUNK_CORRUPT || s == Status.CHECKSUM_MISMATCH || s == Status.IO_ERROR;
@@ -368,6 +371,9 @@ public final class StorageClient implements Tier {
         new Object() {
             int n;
             long backoff = 5;
+            /** Answers that said the bytes are damaged (corrupt copy, or a payload failing its check), and the last one. */
+            int damaged;
+            StrataException lastDamage;
 
             void run() {
                 long left = deadline - ctx.clock().nanoTime();
@@ -388,6 +394,16 @@ public final class StorageClient implements Tier {
                     // writes are retried on I/O errors too (same request id, so applied once): the
                     // node whose disk fails takes the target out of service and routing moves on
                     boolean again = read ? replicaError(se.status()) : se.retryable() || se.status() == Status.IO_ERROR;
+                    if (read && (se.status() == Status.CHUNK_CORRUPT || se.status() == Status.CHECKSUM_MISMATCH)) {
+                        damaged++;
+                        lastDamage = se;
+                    }
+                    // every replica damaged, round after round (each repairs behind a read that met
+                    // it, so a later round may find a good copy): the bytes are lost, say so
+                    if (damaged >= MAX_DAMAGED_ANSWERS || (lastDamage != null && again && ctx.clock().nanoTime() >= deadline)) {
+                        result.completeExceptionally(lastDamage);
+                        return;
+                    }
                     if (!again || ctx.clock().nanoTime() >= deadline) {
                         result.completeExceptionally(se);
                         return;

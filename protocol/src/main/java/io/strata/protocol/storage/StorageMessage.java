@@ -114,4 +114,20 @@ public sealed interface StorageMessage extends Message {
     /** Syncing target to predecessor: sync-done taken. */
     record SyncDoneAck(long chainVersion) implements StorageMessage {
     }
+
+    // ---- scrub (docs/internals/scrub.md) ----
+
+    /**
+     * Admin to a storage node: report every target's scrub and, when {@code start}, first start a
+     * pass on each target that is not scrubbing now.
+     */
+    record ScrubControl(boolean start) implements StorageMessage {
+    }
+
+    /** Storage node to admin: one line per target. */
+    record ScrubReport(List<TargetScrub> targets) implements StorageMessage {
+        public ScrubReport {
+            targets = List.copyOf(targets);
+        }
+    }
 }

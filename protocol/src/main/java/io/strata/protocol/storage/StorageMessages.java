@@ -19,6 +19,8 @@ import io.strata.protocol.storage.StorageMessage.ListInodeChunks;
 import io.strata.protocol.storage.StorageMessage.QueryVersion;
 import io.strata.protocol.storage.StorageMessage.ReadChunk;
 import io.strata.protocol.storage.StorageMessage.ReadDone;
+import io.strata.protocol.storage.StorageMessage.ScrubControl;
+import io.strata.protocol.storage.StorageMessage.ScrubReport;
 import io.strata.protocol.storage.StorageMessage.StatChunk;
 import io.strata.protocol.storage.StorageMessage.UpdateAcked;
 import io.strata.protocol.storage.StorageMessage.VersionIs;
@@ -201,9 +203,31 @@ public final class StorageMessages {
                 return new InodeChunks(idx, Wire.readBool(in, "more"));
             });
 
+    /** Most targets in one {@link ScrubReport}. */
+    public static final int MAX_TARGETS = 4096;
+
+    public static final MessageType<ScrubControl> SCRUB_CONTROL = MessageType.of(118, ScrubControl.class,
+            (m, out) -> Wire.writeBool(out, m.start()),
+            in -> new ScrubControl(Wire.readBool(in, "start")));
+    public static final MessageType<ScrubReport> SCRUB_REPORT = MessageType.of(119, ScrubReport.class,
+            (m, out) -> {
+                out.writeInt(m.targets().size());
+                for (TargetScrub t : m.targets()) {
+                    t.encode(out);
+                }
+            },
+            in -> {
+                int n = Wire.readCount(in, "targets", MAX_TARGETS, TargetScrub.BYTES);
+                List<TargetScrub> ts = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    ts.add(TargetScrub.decode(in));
+                }
+                return new ScrubReport(ts);
+            });
+
     public static final List<MessageType<?>> TYPES = List.of(WRITE_CHUNK, WRITE_DONE, READ_CHUNK, READ_DONE, FORWARD_UPDATE,
             UPDATE_ACKED, QUERY_VERSION, VERSION_IS, STAT_CHUNK, CHUNK_STAT, LIST_CHUNKS, CHUNK_LIST, SYNC_CHUNK, SYNC_CHUNK_DONE,
-            SYNC_DONE, SYNC_DONE_ACK, LIST_INODE_CHUNKS, INODE_CHUNKS);
+            SYNC_DONE, SYNC_DONE_ACK, LIST_INODE_CHUNKS, INODE_CHUNKS, SCRUB_CONTROL, SCRUB_REPORT);
 
     /** What a storage node speaks: the core messages (ping) and the storage messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);

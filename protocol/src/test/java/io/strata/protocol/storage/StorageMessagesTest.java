@@ -64,7 +64,11 @@ class StorageMessagesTest {
                 new StorageMessage.ListInodeChunks(4, 9, -12L, 0, 16384),
                 new StorageMessage.ListInodeChunks(4, 9, 12L, Integer.MAX_VALUE, 1),
                 new StorageMessage.InodeChunks(List.of(0, 7, Integer.MAX_VALUE), true),
-                new StorageMessage.InodeChunks(List.of(), false));
+                new StorageMessage.InodeChunks(List.of(), false),
+                new StorageMessage.ScrubControl(true),
+                new StorageMessage.ScrubReport(List.of(new TargetScrub(101, true, 10, 4, 1 << 22, 2, 3, 2, 1, 1_700_000_000_000L, 0),
+                        new TargetScrub(-1, false, 0, 0, 0, 0, 0, 0, 0, 0, Long.MAX_VALUE))),
+                new StorageMessage.ScrubReport(List.of()));
     }
 
     static ByteBuf encode(Message m) {

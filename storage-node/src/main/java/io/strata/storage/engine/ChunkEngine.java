@@ -505,19 +505,19 @@ public final class ChunkEngine implements AutoCloseable {
         }
         long file = files.take();
         boolean ok = false;
-        try (FileChannel out = FileChannel.open(files.path(file), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        boolean keepsBase = b != null && b.file() != 0 && u.kind() != UpdateKind.REPLACE;
+        try (FileChannel out = FileChannel.open(files.path(file), StandardOpenOption.READ, StandardOpenOption.WRITE);
+             FileChannel in = keepsBase ? openData(base.id(), b) : null) {
             long dataStart = u.kind() == UpdateKind.REPLACE ? 0 : u.offset();
             long dataEnd = u.kind() == UpdateKind.WRITE || u.kind() == UpdateKind.REPLACE ? dataStart + u.length() : 0;
-            if (b != null && b.file() != 0 && u.kind() != UpdateKind.REPLACE) {
-                try (FileChannel in = openData(base.id(), b)) {
-                    if (u.kind() == UpdateKind.WRITE) {
-                        copy(in, out, 0, Math.min(dataStart, baseLen));
-                        if (dataEnd < baseLen) {
-                            copy(in, out, dataEnd, baseLen - dataEnd);
-                        }
-                    } else {
-                        copy(in, out, 0, Math.min(baseLen, newLen));
+            if (keepsBase) {
+                if (u.kind() == UpdateKind.WRITE) {
+                    copy(in, out, 0, Math.min(dataStart, baseLen));
+                    if (dataEnd < baseLen) {
+                        copy(in, out, dataEnd, baseLen - dataEnd);
                     }
+                } else {
+                    copy(in, out, 0, Math.min(baseLen, newLen));
                 }
             }
             if (dataEnd > dataStart) {
@@ -531,7 +531,7 @@ public final class ChunkEngine implements AutoCloseable {
                 // a truncate that grows the chunk: the new range reads as zeros
                 out.write(ByteBuffer.allocate(1), newLen - 1L);
             }
-            int[] crcs = blockCrcs(b, baseLen, u, data, dataStart, dataEnd, out, newLen);
+            int[] crcs = blockCrcs(base.id(), b, in, baseLen, u, data, dataStart, dataEnd, out, newLen);
             int whole = combine(crcs, newLen);
             ctx.faults().fire(DATA_SYNC, scope);
             out.force(false);
@@ -544,8 +544,16 @@ public final class ChunkEngine implements AutoCloseable {
         }
     }
 
-    private int[] blockCrcs(ChunkVersion b, int baseLen, Update u, ByteBuf data, long dataStart, long dataEnd,
-                            FileChannel out, int newLen) throws IOException {
+    /**
+     * The block CRCs of a new version. A block that keeps its bytes and extent keeps its CRC; any
+     * other block is read back from the new file and checksummed. When such a block holds bytes
+     * copied from the base version ({@code in}, null when none were copied), those bytes are
+     * checked against the base's block CRC first: a fresh CRC over corrupt base bytes would make
+     * the corruption pass every later check, so a corrupt base fails the update with
+     * {@code CHUNK_CORRUPT} instead (the CRAQ layer repairs the chunk from a peer and retries).
+     */
+    private int[] blockCrcs(ChunkId id, ChunkVersion b, FileChannel in, int baseLen, Update u, ByteBuf data, long dataStart,
+                            long dataEnd, FileChannel out, int newLen) throws IOException {
         int nb = blocks(newLen);
         int[] crcs = new int[nb];
         ByteBuf scratch = null;
@@ -562,6 +570,9 @@ public final class ChunkEngine implements AutoCloseable {
                     if (scratch == null) {
                         scratch = PooledByteBufAllocator.DEFAULT.directBuffer(BLOCK);
                     }
+                    if (in != null && bs < baseLen) {
+                        checkBaseBlock(id, b, in, i, scratch);
+                    }
                     scratch.clear();
                     ChannelIo.readFully(out, scratch, bs, (int) (be - bs));
                     crcs[i] = Crc32c.of(scratch);
@@ -573,6 +584,75 @@ public final class ChunkEngine implements AutoCloseable {
             }
         }
         return crcs;
+    }
+
+    /** Checks block {@code i} of base version {@code b} (open as {@code in}) against its CRC; {@code scratch} is reused. */
+    private void checkBaseBlock(ChunkId id, ChunkVersion b, FileChannel in, int i, ByteBuf scratch) throws IOException {
+        long bs = (long) i * BLOCK;
+        scratch.clear();
+        int bad;
+        try {
+            bad = CheckedReads.read(in, scratch, bs, (int) (Math.min(bs + BLOCK, b.length()) - bs), CRCS, b::blockCrc);
+        } catch (java.io.EOFException e) {
+            bad = i;
+        }
+        if (bad >= 0) {
+            corruptions.increment();
+            LOG.error("{}: chunk {} {} block {} fails its CRC32C check (found while updating it)", ctx.name(), id, b, i);
+            throw new StrataException(Status.CHUNK_CORRUPT, target + ": chunk " + id + " block " + i + " of " + b
+                    + " fails its checksum; the update was not applied");
+        }
+    }
+
+    /**
+     * Reads the whole of version {@code v} and checks every block against its CRC32C, whatever
+     * {@code verify-reads} says (the scrubber). Returns the bytes checked; throws
+     * {@code CHUNK_CORRUPT} when a block fails its check or the data file is missing or short.
+     * Blocking. A version superseded meanwhile may have lost its file: the caller looks at the
+     * chunk's metadata again before it believes a missing file.
+     */
+    public long verify(ChunkId id, ChunkVersion v) {
+        checkOpen();
+        checkHealthy();
+        if (v == null || v.removed() || v.file() == 0 || v.length() == 0) {
+            return 0;
+        }
+        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(BLOCK);
+        try (FileChannel ch = openData(id, v)) {
+            for (int i = 0; i < blocks(v.length()); i++) {
+                long bs = (long) i * BLOCK;
+                buf.clear();
+                int bad;
+                try {
+                    bad = CheckedReads.read(ch, buf, bs, (int) (Math.min(bs + BLOCK, v.length()) - bs), CRCS, v::blockCrc);
+                } catch (java.io.EOFException e) {
+                    corruptions.increment();
+                    throw new StrataException(Status.CHUNK_CORRUPT, target + ": data file of chunk " + id + " " + v + " is short");
+                }
+                if (bad >= 0) {
+                    corruptions.increment();
+                    LOG.error("{}: chunk {} {} block {} fails its CRC32C check (scrub)", ctx.name(), id, v, i);
+                    throw new StrataException(Status.CHUNK_CORRUPT, target + ": chunk " + id + " block " + i + " of " + v
+                            + " fails its checksum");
+                }
+            }
+            noteIo(false, null);
+            return v.length();
+        } catch (IOException e) {
+            StrataException se = GroupCommitter.mapError(e, false);
+            noteIo(false, se);
+            throw se;
+        } finally {
+            buf.release();
+        }
+    }
+
+    /** The number of chunks the target holds metadata for (one LMDB statistic; cheap). */
+    public long chunkCount() {
+        checkOpen();
+        try (Txn<ByteBuffer> txn = env.txnRead()) {
+            return dbi.stat(txn).entries;
+        }
     }
 
     /** The whole-content CRC from the block CRCs. */
