@@ -95,7 +95,7 @@ final class L1BenchSupport {
         final StorageClient client;
 
         MiniL3(Path dir) {
-            cluster = new L3Bench.Cluster(dir, EngineOptions.DEFAULTS);
+            cluster = new L3Bench.Cluster(dir, EngineOptions.DEFAULTS, true);
             client = cluster.client;
         }
 

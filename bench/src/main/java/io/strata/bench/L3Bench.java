@@ -56,12 +56,13 @@ public final class L3Bench {
     /**
      * @param verifyReads replicas check block CRCs on every read (the default); false: they send
      *                    chunk files with sendfile and the client checks the bytes end to end
+     * @param pipeline    replicas forward an update while they store it (the default); false: after
      */
     public record Options(List<DataSize> sizes, List<Integer> streams, Duration round, int rounds, Path dir, boolean iperf,
-                          boolean verifyReads) {
+                          boolean verifyReads, boolean pipeline) {
         public static Options defaults() {
             return new Options(List.of(DataSize.ofMiB(1), DataSize.ofMiB(4)), List.of(1, 8), Duration.ofSeconds(3), 3,
-                    Path.of(System.getProperty("java.io.tmpdir")), true, true);
+                    Path.of(System.getProperty("java.io.tmpdir")), true, true, true);
         }
     }
 
@@ -78,14 +79,15 @@ public final class L3Bench {
     public static Map<String, String> run(Options o, PrintStream out) throws Exception {
         Path root = Files.createTempDirectory(o.dir(), "strata-bench-l3-");
         out.printf(Locale.ROOT, "strata bench l3: 3 storage nodes in this JVM (one 3-replica chain), data in %s, %d rounds of %d ms per case,"
-                        + " reads %s, cores=%d%n", root, o.rounds(), o.round().toMillis(),
-                o.verifyReads() ? "CRC-checked on the replica" : "sent with sendfile, checked by the client", Runtime.getRuntime().availableProcessors());
+                        + " reads %s, writes %s, cores=%d%n", root, o.rounds(), o.round().toMillis(),
+                o.verifyReads() ? "CRC-checked on the replica" : "sent with sendfile, checked by the client",
+                o.pipeline() ? "pipelined along the chain" : "stored before forwarded", Runtime.getRuntime().availableProcessors());
         Table t = new Table("chunk", "streams", "op", "system", "MB/s", "p50 ms", "p99 ms", "cpu s/GB", "ratio");
         Map<String, String> result = new LinkedHashMap<>();
         double worstWrite = Double.MAX_VALUE;
         double worstRead = Double.MAX_VALUE;
         Map<Integer, Double> tcp = new LinkedHashMap<>();
-        try (Cluster cluster = new Cluster(root.resolve("nodes"), EngineOptions.DEFAULTS.withVerifyReads(o.verifyReads()))) {
+        try (Cluster cluster = new Cluster(root.resolve("nodes"), EngineOptions.DEFAULTS.withVerifyReads(o.verifyReads()), o.pipeline())) {
             for (int streams : o.streams()) {
                 tcp.put(streams, loopbackTcp(streams, o, out));
             }
@@ -167,6 +169,7 @@ public final class L3Bench {
         head.put("read_vs_tcp", Stats.fmt(worstRead, 2));
         head.put("nodes", "in-process");
         head.put("reads", o.verifyReads() ? "verified" : "sendfile");
+        head.put("chain", o.pipeline() ? "pipelined" : "store-then-forward");
         head.putAll(result);
         StringBuilder line = new StringBuilder("result:");
         head.forEach((k, v) -> line.append(' ').append(k).append('=').append(v));
@@ -210,8 +213,9 @@ public final class L3Bench {
         final ChainId chain = ChainId.of(1);
         final AtomicLong written = new AtomicLong();
 
-        Cluster(Path dir, EngineOptions engine) {
-            storage = StorageCluster.builder(dir, 1).nodes(3).chains(1).engine(engine).forwardTimeout(Duration.ofSeconds(10)).start();
+        Cluster(Path dir, EngineOptions engine, boolean pipeline) {
+            storage = StorageCluster.builder(dir, 1).nodes(3).chains(1).engine(engine).pipeline(pipeline)
+                    .forwardTimeout(Duration.ofSeconds(10)).start();
             client = storage.client("bench-client",
                     StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.ROUND_ROBIN).withAttemptTimeout(Duration.ofSeconds(30)));
         }

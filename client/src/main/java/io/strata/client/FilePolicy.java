@@ -63,6 +63,6 @@ record FilePolicy(Policy policy, CacheHints hints, StageHints stage) {
     }
 
     IoOptions io(long dataVersion, Duration timeout) {
-        return new IoOptions(dataVersion, policy.qos(), timeout, hints, stage);
+        return new IoOptions(dataVersion, policy.qos(), timeout, hints, stage, policy.minAck());
     }
 }

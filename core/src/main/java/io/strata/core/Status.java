@@ -68,6 +68,12 @@ public enum Status {
     NO_SUCH_CHAIN(210, true, Errno.EIO),
     /** Every copy of bytes that were acknowledged but not yet durable below is gone (an L2 file whose both copies were lost). */
     DATA_LOST(211, false, Errno.EIO),
+    /**
+     * Fewer writable replicas than the write's minimum ({@code replicas.min-ack}) hold it: the
+     * write is not acknowledged (it may or may not become visible); retried until the chain has
+     * enough replicas again or the caller's time runs out.
+     */
+    TOO_FEW_REPLICAS(212, true, Errno.EIO),
 
     // cluster management
     NOT_LEADER(300, true, Errno.EAGAIN),

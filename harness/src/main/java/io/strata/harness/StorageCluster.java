@@ -127,6 +127,7 @@ public final class StorageCluster implements AutoCloseable {
         private DataSize resyncBandwidth = io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
         private QosShares qos = QosShares.DEFAULTS;
         private io.strata.storage.ScrubOptions scrub = io.strata.storage.ScrubOptions.DEFAULTS;
+        private boolean pipeline = true;
         private List<String> jvmArgs = CHILD_JVM_ARGS;
         private ClusterKey key;
 
@@ -184,6 +185,12 @@ public final class StorageCluster implements AutoCloseable {
         /** {@code [storage.qos]} of every in-process node. */
         public Builder qos(QosShares shares) {
             this.qos = shares;
+            return this;
+        }
+
+        /** {@code [storage] pipeline} of every in-process node. */
+        public Builder pipeline(boolean on) {
+            this.pipeline = on;
             return this;
         }
 
@@ -436,7 +443,7 @@ public final class StorageCluster implements AutoCloseable {
             }
             return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withMgmtd(mgmtd.addresses())
                     .withLabels(Map.of("host", "h" + i)).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos)
-                    .withScrub(b.scrub);
+                    .withScrub(b.scrub).withPipeline(b.pipeline);
         }
         for (int c = 1; c <= b.chains; c++) {
             if (members(c).contains(i)) {
@@ -444,7 +451,7 @@ public final class StorageCluster implements AutoCloseable {
             }
         }
         return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos)
-                    .withScrub(b.scrub);
+                    .withScrub(b.scrub).withPipeline(b.pipeline);
     }
 
     /** Node {@code i}'s data directory. */

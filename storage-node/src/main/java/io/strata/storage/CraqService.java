@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.strata.core.ChunkId;
+import io.strata.core.TargetId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.rpc.Payload;
@@ -19,6 +20,7 @@ import io.strata.protocol.storage.RequestId;
 import io.strata.storage.engine.Update;
 import io.strata.protocol.storage.UpdateKind;
 import io.strata.protocol.storage.ChunkRef;
+import io.strata.protocol.routing.TargetState;
 import io.strata.protocol.storage.StorageMessage.ChunkStat;
 import io.strata.protocol.storage.StorageMessage.ForwardUpdate;
 import io.strata.protocol.storage.StorageMessage.QueryVersion;
@@ -58,6 +60,7 @@ import java.util.function.BiFunction;
  * committed and serve exactly that one (its committed or its pending version).
  */
 final class CraqService {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CraqService.class);
     /** How often a read retries when the chunk moved on while it asked the tail. */
     private static final int READ_ATTEMPTS = 8;
     /** A tail's answer to QueryVersion when it cannot tell (a syncing tail that has not seen the chunk yet). */
@@ -69,6 +72,18 @@ final class CraqService {
     private final StorageMetrics metrics;
     private final ResyncReceiver receiver;
     private final ConcurrentHashMap<RequestId, CompletableFuture<WriteDone>> inflight = new ConcurrentHashMap<>();
+    /** Whether a replica forwards an update while it stores it ({@code [storage] pipeline}). */
+    private final boolean pipeline;
+    /** Chunks with a pipelined update being stored here: reads treat them as dirty until it is. */
+    private final ConcurrentHashMap<ChunkKey, CompletableFuture<Void>> storing = new ConcurrentHashMap<>();
+    /** Chunks whose copy here fell behind its successor's (a pipelined local store failed); memory only, see {@link #catchUp}. */
+    private final java.util.Set<ChunkKey> behind = ConcurrentHashMap.newKeySet();
+
+    /** Pipelined updates started on this node: a read that saw none start around its snapshot needs no tail check. */
+    private final java.util.concurrent.atomic.AtomicLong pipelinedStarts = new java.util.concurrent.atomic.AtomicLong();
+
+    private record ChunkKey(TargetId target, ChunkId chunk) {
+    }
 
     CraqService(StorageNode node, Replicator replicator, StorageMetrics metrics) {
         this.node = node;
@@ -76,6 +91,7 @@ final class CraqService {
         this.metrics = metrics;
         this.receiver = node.receiver();
         this.locks = node.locks();
+        this.pipeline = node.config().pipeline();
     }
 
     private long deadline(Request<?> req, long capNanos) {
@@ -128,6 +144,10 @@ final class CraqService {
             node.gate().check();
             ChunkAddress a = m.chunk().address();
             checkUpdate(a, m.kind(), m.offset(), m.length(), m.crc32c(), req.payload());
+            if (m.minAck() < 1 || m.minAck() > io.strata.core.tier.IoOptions.MAX_MIN_ACK) {
+                throw new StrataException(Status.INVALID_ARGUMENT, "min-ack replicas must be in 1.."
+                        + io.strata.core.tier.IoOptions.MAX_MIN_ACK + ", got " + m.minAck());
+            }
             metrics.bytes("write", req.payload().readableBytes());
             CompletableFuture<WriteDone> mine = new CompletableFuture<>();
             CompletableFuture<WriteDone> earlier = inflight.putIfAbsent(m.request(), mine);
@@ -144,7 +164,11 @@ final class CraqService {
                     if (!view.state().writable()) {
                         throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName());
                     }
-                    return locks.withLock(view.self(), a.id(), () -> headUpdate(view, a, m, owned, deadline, mine));
+                    // hold for most of the request's time, and answer before the caller gives up on it
+                    long at = node.context().clock().nanoTime();
+                    long holdUntil = at + (deadline - at) * 4 / 5;
+                    return enoughReplicas(view, a, m.minAck(), holdUntil)
+                            .thenCompose(now -> locks.withLock(now.self(), a.id(), () -> headUpdate(now, a, m, owned, deadline, mine)));
                 }).whenComplete((x, err) -> {
                     owned.release();
                     inflight.remove(m.request(), mine);
@@ -169,18 +193,21 @@ final class CraqService {
     private CompletableFuture<?> headUpdate(ChainView view, ChunkAddress a, WriteChunk m, ByteBuf payload, long deadline,
                                             CompletableFuture<WriteDone> reply) {
         checkTailCurrent(view);
+        if (behind.contains(new ChunkKey(view.self(), a.id()))) {
+            return catchUp(view, a, deadline).thenCompose(x -> headUpdate(view, a, m, payload, deadline, reply));
+        }
         ChunkEngine engine = view.engine();
         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
         Optional<Long> applied = meta.versionOf(m.request());
         if (applied.isPresent() && applied.get() <= meta.committedVersion()) {
-            reply.complete(done(meta, applied.get()));
+            completeApplied(view, a, m, meta, applied.get(), reply);
             return CompletableFuture.completedFuture(null);
         }
         CompletableFuture<ChunkMeta> clean = meta.dirty() ? resolvePending(view, a, meta, deadline) : CompletableFuture.completedFuture(meta);
         return clean.thenCompose(base -> {
             Optional<Long> now = base.versionOf(m.request());
             if (now.isPresent() && now.get() <= base.committedVersion()) {
-                reply.complete(done(base, now.get())); // it was the pending version we just completed
+                completeApplied(view, a, m, base, now.get(), reply); // it was the pending version we just completed
                 return CompletableFuture.completedFuture(null);
             }
             long version = base.committedVersion() + 1;
@@ -188,10 +215,72 @@ final class CraqService {
             ForwardUpdate fwd = new ForwardUpdate(m.chunk(), view.version(), m.request(), version, m.kind(), m.offset(), m.length(),
                     m.crc32c(), m.qos());
             return store(view, a, base, update, payload, fwd, deadline).thenApply(stored -> {
-                reply.complete(done(stored.meta, version));
+                int need = minAck(view, m.minAck());
+                if (stored.replicas < need) {
+                    // committed where it is stored, but not acknowledged: a retry (same request id) is
+                    // acknowledged once the chain has enough serving replicas again
+                    reply.completeExceptionally(tooFew(view, a, need, stored.replicas + " stored it"));
+                } else {
+                    reply.complete(done(stored.meta, version));
+                }
                 return stored;
             }).thenCompose(stored -> stored.commit);
         });
+    }
+
+    /** The replicas a write must reach before it is acknowledged: its minimum, capped at the chain's replicas. */
+    private static int minAck(ChainView view, int asked) {
+        return Math.min(asked, view.chain().replicas());
+    }
+
+    private static StrataException tooFew(ChainView view, ChunkAddress a, int need, String have) {
+        return new StrataException(Status.TOO_FEW_REPLICAS, "write to chunk " + a.id() + " not acknowledged: " + view.chain().id()
+                + " needs " + need + " replicas (replicas.min-ack) and " + have + " (write path " + view.writePath()
+                + " in routing v" + view.routing().version() + ")");
+    }
+
+    /**
+     * Holds a write at the head until the chain's write path has at least the write's minimum
+     * of targets (a routing change wakes it), or until {@code deadline}: then
+     * {@code TOO_FEW_REPLICAS}. Completes with the view to write under (the newest).
+     */
+    private CompletableFuture<ChainView> enoughReplicas(ChainView view, ChunkAddress a, int asked, long deadline) {
+        int need = minAck(view, asked);
+        if (view.writePath().size() >= need) {
+            return CompletableFuture.completedFuture(view);
+        }
+        long left = deadline - node.context().clock().nanoTime();
+        if (left <= 0) {
+            return CompletableFuture.failedFuture(tooFew(view, a, need, "only " + view.writePath().size() + " can take writes"));
+        }
+        CompletableFuture<Void> timer = new CompletableFuture<>();
+        java.util.concurrent.ScheduledFuture<?> t = node.context().scheduler().schedule(() -> timer.complete(null),
+                Math.min(left, TimeUnit.SECONDS.toNanos(1)), TimeUnit.NANOSECONDS);
+        return CompletableFuture.anyOf(timer, node.routingChanged()).thenComposeAsync(x -> {
+            t.cancel(false);
+            ChainView now = node.viewOf(a.chain(), view.self());
+            if (!now.isHead()) {
+                throw new StrataException.StaleRouting("writes to " + a.chain() + " enter at its head, not " + now.self()
+                        + " (routing v" + now.routing().version() + ")", now.version());
+            }
+            return enoughReplicas(now, a, asked, deadline);
+        }, node.io());
+    }
+
+    /**
+     * A write whose request id this chunk already applied (a retry): acknowledged with the
+     * original answer when the chain's write path has enough serving targets (which hold every
+     * committed version), else refused with {@code TOO_FEW_REPLICAS} like a new write.
+     */
+    private void completeApplied(ChainView view, ChunkAddress a, WriteChunk m, ChunkMeta meta, long version,
+                                 CompletableFuture<WriteDone> reply) {
+        int need = minAck(view, m.minAck());
+        long serving = view.writePath().stream().filter(t -> view.routing().target(t).state() == TargetState.SERVING).count();
+        if (serving < need) {
+            reply.completeExceptionally(tooFew(view, a, need, "only " + serving + " serving ones hold it"));
+        } else {
+            reply.complete(done(meta, version));
+        }
     }
 
     /**
@@ -214,8 +303,11 @@ final class CraqService {
         }
     }
 
-    /** A stored-and-acknowledged version: its meta once committed, and the future of the commit record. */
-    private record Stored(ChunkMeta meta, CompletableFuture<?> commit) {
+    /**
+     * A stored-and-acknowledged version: its meta once committed, the future of the commit
+     * record, and how many targets from this one to the tail store it.
+     */
+    private record Stored(ChunkMeta meta, CompletableFuture<?> commit, int replicas) {
     }
 
     /**
@@ -227,17 +319,127 @@ final class CraqService {
                                             ForwardUpdate fwd, long deadline) {
         ChunkEngine engine = view.engine();
         boolean tail = view.isTail();
+        Optional<TargetId> succ = view.successor();
+        boolean pipelined = !tail && pipeline && succ.isPresent()
+                && view.routing().target(succ.get()).state() == TargetState.SERVING;
+        ChunkKey key = new ChunkKey(view.self(), a.id());
+        CompletableFuture<Void> storing = new CompletableFuture<>();
+        if (pipelined) {
+            // reads of this chunk here treat it as dirty until the local copy is stored (see readClean)
+            this.storing.put(key, storing);
+            pipelinedStarts.incrementAndGet();
+        }
         // only the local write takes a slot: a slot held across the forward could wait on a
         // successor whose slots wait on this node (two chains with heads on each other's disks)
-        return node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
+        CompletableFuture<ChunkMeta> local = node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
                         () -> engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail))
                 .exceptionallyCompose(err -> repairedBase(view, a, err)
                         .thenCompose(fixed -> node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
                                 () -> engine.applyAsync(fixed, update, payload, fwd.version(), view.version(), tail))))
-                .thenCompose(written -> {
-                    receiver.stored(view, a.id());
-                    return tail ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null)))
-                            : passOn(view, a, written, fwd, payload, deadline);
+                .whenComplete((w, e) -> {
+                    if (e == null) {
+                        receiver.stored(view, a.id());
+                    }
+                    this.storing.remove(key, storing);
+                    storing.complete(null);
+                });
+        if (!pipelined) {
+            return local.thenCompose(written -> tail
+                    ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null), 1))
+                    : passOn(view, a, written, fwd, payload, deadline));
+        }
+        // pipelined: the update goes to the successor while it is stored here (docs/internals/craq.md)
+        metrics.bytes("forward", payload.readableBytes());
+        CompletableFuture<Optional<UpdateAcked>> remote = replicator.forward(a.chain(), view.self(), fwd, payload, () -> {
+            // the successor turned syncing meanwhile and needs the whole version: only once it is stored here
+            if (!local.isDone() || local.isCompletedExceptionally()) {
+                throw new StrataException(Status.CHUNK_BUSY, "version " + fwd.version() + " of chunk " + a.id()
+                        + " is not stored on " + view.self() + " yet");
+            }
+            return readWhole(engine, a.id(), local.join().version(fwd.version()).orElse(null));
+        }, deadline);
+        return both(local, remote).thenCompose(r -> {
+            if (r.localError() != null) {
+                if (r.remoteError() == null) {
+                    // the successor stored a version this replica does not have: never serve or build on
+                    // the stale copy here; the next update or read of the chunk catches up first
+                    behind.add(key);
+                    LOG.warn("{}: storing v{} of chunk {} failed after {} stored it ({}); the chunk catches up from the tail "
+                            + "before this replica serves or updates it again", node.context().name(), fwd.version(), a.id(),
+                            succ.get(), r.localError().toString());
+                }
+                return CompletableFuture.failedFuture(r.localError());
+            }
+            if (r.remoteError() != null) {
+                return CompletableFuture.failedFuture(r.remoteError());
+            }
+            ChunkMeta written = r.written();
+            if (r.ack().isEmpty()) { // routing made this replica the tail meanwhile: its commit is the commit point
+                return engine.commitAsync(written, fwd.version(), true).thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null), 1));
+            }
+            CompletableFuture<ChunkMeta> commit = engine.commitAsync(written, fwd.version(), false);
+            return CompletableFuture.completedFuture(new Stored(written.commitPending(), commit, r.ack().get().replicas() + 1));
+        });
+    }
+
+    /** Both halves of a pipelined update, each with its outcome. */
+    private record Both(ChunkMeta written, Throwable localError, Optional<UpdateAcked> ack, Throwable remoteError) {
+    }
+
+    private static CompletableFuture<Both> both(CompletableFuture<ChunkMeta> local, CompletableFuture<Optional<UpdateAcked>> remote) {
+        return local.handle((w, le) -> new Both(w, le == null ? null : StrataException.wrap(StrataException.unwrapCompletion(le)), null, null))
+                .thenCombine(remote.handle((ack, re) -> new Both(null, null, ack,
+                                re == null ? null : StrataException.wrap(StrataException.unwrapCompletion(re)))),
+                        (l, r) -> new Both(l.written(), l.localError(), r.ack(), r.remoteError()));
+    }
+
+    /**
+     * Under the chunk lock, at a replica whose pipelined local store failed after its successor
+     * stored the version ({@link #behind}): replaces the local copy with the tail's committed
+     * version, whole, so this replica neither serves an older version than the chain committed
+     * nor reuses a version number the chain already holds. The tail itself is never behind (it
+     * forwards nothing).
+     */
+    private CompletableFuture<ChunkMeta> catchUp(ChainView view, ChunkAddress a, long deadline) {
+        ChunkKey key = new ChunkKey(view.self(), a.id());
+        ChunkEngine engine = view.engine();
+        if (!behind.contains(key)) {
+            return CompletableFuture.completedFuture(checkSize(engine.meta(a.id(), a.chunkSize()), a));
+        }
+        if (view.isTail()) {
+            behind.remove(key);
+            return CompletableFuture.completedFuture(checkSize(engine.meta(a.id(), a.chunkSize()), a));
+        }
+        ReadChunk ask = new ReadChunk(ChunkRef.of(a), view.version(), 0, a.chunkSize(), QosClass.BACKGROUND);
+        long left = Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - node.context().clock().nanoTime());
+        return node.rpc().call(view.nodeOf(view.tail()).address(), ask, Payload.NONE, java.time.Duration.ofNanos(left))
+                .thenCompose(resp -> {
+                    ReadDone d;
+                    ByteBuf data;
+                    try (resp) {
+                        d = resp.message(ReadDone.class);
+                        data = resp.takePayload();
+                    }
+                    if (d.checked() && Crc32c.of(data) != d.crc32c()) {
+                        data.release();
+                        throw new StrataException(Status.CHECKSUM_MISMATCH, "catching up chunk " + a.id() + " from the tail: bytes "
+                                + "do not match their CRC32C");
+                    }
+                    CompletableFuture<ChunkMeta> installed;
+                    try {
+                        ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
+                        installed = d.version() == 0 ? engine.dropAsync(meta)
+                                : engine.installAsync(meta, a.chunkSize(), ChunkEngine.versionOf(d.version(), data, RequestId.NONE), data,
+                                meta.recent(), view.version());
+                    } catch (RuntimeException e) {
+                        installed = CompletableFuture.failedFuture(e);
+                    }
+                    return installed.whenComplete((m, e) -> {
+                        data.release();
+                        if (e == null) {
+                            behind.remove(key);
+                        }
+                    });
                 });
     }
 
@@ -269,10 +471,10 @@ final class CraqService {
                 .thenCompose(ack -> {
                     if (ack.isEmpty()) {
                         return view.engine().commitAsync(written, fwd.version(), true)
-                                .thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null)));
+                                .thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null), 1));
                     }
                     CompletableFuture<ChunkMeta> commit = view.engine().commitAsync(written, fwd.version(), false);
-                    return CompletableFuture.completedFuture(new Stored(written.commitPending(), commit));
+                    return CompletableFuture.completedFuture(new Stored(written.commitPending(), commit, ack.get().replicas() + 1));
                 });
     }
 
@@ -367,13 +569,18 @@ final class CraqService {
         if (receiver.untrusted(view, a.id())) {
             return syncingUpdate(view, a, m, payload, reply);
         }
+        if (behind.contains(new ChunkKey(view.self(), a.id()))) {
+            return catchUp(view, a, deadline).thenCompose(x -> successorUpdate(view, a, m, payload, deadline, reply));
+        }
         ChunkEngine engine = view.engine();
         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
         long u = m.version();
         ChunkVersion p = meta.pending();
         if (meta.committedVersion() >= u || (p != null && p.version() > u)) {
             // a duplicate or late delivery of an update this replica already has committed
-            reply.complete(new UpdateAcked(u, meta.committedLength(), meta.committed() == null ? 0 : meta.committed().crc()));
+            // committed at the tail before: every target from here on the path stores it or is being synced
+            reply.complete(new UpdateAcked(u, meta.committedLength(), meta.committed() == null ? 0 : meta.committed().crc(),
+                    view.writePath().size() - view.position()));
             return CompletableFuture.completedFuture(null);
         }
         boolean alreadyStored = p != null && p.version() == u && p.request().equals(m.request());
@@ -390,7 +597,7 @@ final class CraqService {
             CompletableFuture<Stored> stored;
             if (alreadyStored) {
                 stored = view.isTail()
-                        ? engine.commitAsync(b, u, true).thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null)))
+                        ? engine.commitAsync(b, u, true).thenApply(c -> new Stored(c, CompletableFuture.completedFuture(null), 1))
                         : passOn(view, a, b, m, payload, deadline);
             } else {
                 Update update = new Update(m.kind(), m.offset(), m.length(), m.request());
@@ -398,7 +605,7 @@ final class CraqService {
             }
             return stored.thenCompose(s -> {
                 ChunkMeta c = s.meta;
-                reply.complete(new UpdateAcked(u, c.committedLength(), c.committed() == null ? 0 : c.committed().crc()));
+                reply.complete(new UpdateAcked(u, c.committedLength(), c.committed() == null ? 0 : c.committed().crc(), s.replicas));
                 return s.commit;
             });
         });
@@ -423,7 +630,7 @@ final class CraqService {
         Update update = new Update(m.kind(), 0, m.length(), m.request());
         return engine.applyAsync(base, update, payload, m.version(), view.version(), true).thenApply(c -> {
             receiver.stored(view, a.id());
-            reply.complete(new UpdateAcked(m.version(), c.committedLength(), c.committed() == null ? 0 : c.committed().crc()));
+            reply.complete(new UpdateAcked(m.version(), c.committedLength(), c.committed() == null ? 0 : c.committed().crc(), 1));
             return c;
         });
     }
@@ -464,20 +671,44 @@ final class CraqService {
     }
 
     /** Serves the read when the chunk has no pending version here; null otherwise. */
+    /**
+     * A snapshot of the chunk, and whether it must be read as dirty: a pending version, or a
+     * pipelined update of it in flight here (the tail may have committed a version this replica
+     * has not stored yet). A pipelined update that started on this node around the snapshot
+     * counts as in flight too (it may have come and gone between two looks at {@link #storing}).
+     */
+    private record Look(Snapshot snap, boolean dirty) {
+    }
+
+    private Look look(ChainView view, ChunkAddress a) {
+        ChunkKey key = new ChunkKey(view.self(), a.id());
+        if (behind.contains(key)) {
+            // kick the catch-up off; readers go to another replica meanwhile
+            locks.withLock(view.self(), a.id(), () -> catchUp(view, a, node.context().clock().nanoTime() + TimeUnit.SECONDS.toNanos(30)));
+            throw new StrataException(Status.CHUNK_BUSY, view.self() + " is catching up chunk " + a.id() + " from the tail");
+        }
+        long started = pipelinedStarts.get();
+        boolean inFlight = storing.containsKey(key);
+        Snapshot snap = Snapshot.open(view.engine(), a);
+        inFlight |= storing.containsKey(key) || pipelinedStarts.get() != started;
+        return new Look(snap, snap.meta.dirty() || inFlight);
+    }
+
     private CompletableFuture<Reply> readClean(ChainView view, ChunkAddress a, ReadChunk m) {
         return CompletableFuture.supplyAsync(() -> {
-            Snapshot snap = Snapshot.open(view.engine(), a);
-            if (snap.meta.dirty()) {
-                snap.close();
+            Look l = look(view, a);
+            if (l.dirty()) {
+                l.snap().close();
                 return null;
             }
-            return serve(view.engine(), a, m, snap, snap.meta.committed());
+            return serve(view.engine(), a, m, l.snap(), l.snap().meta.committed());
         }, node.io());
     }
 
     private CompletableFuture<Reply> readAttempt(ChainView view, ChunkAddress a, ReadChunk m, long deadline, int attempt) {
-        return CompletableFuture.supplyAsync(() -> Snapshot.open(view.engine(), a), node.io()).thenCompose(snap -> {
-            if (!snap.meta.dirty()) {
+        return CompletableFuture.supplyAsync(() -> look(view, a), node.io()).thenCompose(l -> {
+            Snapshot snap = l.snap();
+            if (!l.dirty()) {
                 return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.committed()));
             }
             if (view.isTail()) {
@@ -496,16 +727,21 @@ final class CraqService {
                 if (committed == snap.meta.committedVersion()) {
                     return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.committed()));
                 }
-                if (committed == snap.meta.pending().version()) {
-                    return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, snap.meta.pending()));
+                ChunkVersion pending = snap.meta.pending();
+                if (pending != null && committed == pending.version()) {
+                    return CompletableFuture.completedFuture(serve(view.engine(), a, m, snap, pending));
                 }
                 snap.close();
                 // the chunk moved on while we asked: look again
                 if (attempt >= READ_ATTEMPTS || node.context().clock().nanoTime() > deadline) {
                     throw new StrataException(Status.CHUNK_BUSY, "chunk " + a.id() + " keeps changing under the read (tail has v"
-                            + committed + ", this replica " + snap.meta.committedVersion() + "/" + snap.meta.pending().version() + ")");
+                            + committed + ", this replica " + snap.meta.committedVersion() + "/"
+                            + (pending == null ? "-" : pending.version()) + ")");
                 }
-                return readAttempt(view, a, m, deadline, attempt + 1);
+                // the tail committed a version whose pipelined store here is still running: wait for it
+                CompletableFuture<Void> running = storing.get(new ChunkKey(view.self(), a.id()));
+                return running == null ? readAttempt(view, a, m, deadline, attempt + 1)
+                        : running.thenCompose(x -> readAttempt(view, a, m, deadline, attempt + 1));
             }, node.io()).thenCompose(f -> f);
         });
     }

@@ -29,6 +29,7 @@ import java.util.Set;
  * labels = { host = "h1", rack = "r1" }   # optional failure-domain labels sent at registration
  * forward-timeout = "5s"       # one attempt to forward an update to the successor
  * verify-reads = true          # check block CRC32Cs on every read (false: reads use sendfile)
+ * pipeline = true              # forward an update down the chain while storing it (false: after storing it)
  * max-batch = 256              # metadata changes per group commit
  * meta-map-size = "1GiB"       # LMDB map size per target
  * resync-bandwidth = "256MiB"  # bytes per second this node sends to targets it resyncs (client I/O is not limited)
@@ -47,10 +48,12 @@ import java.util.Set;
  * @param ioErrorLimit    consecutive I/O errors after which a target is taken out of service
  * @param qos             how each target's reads and writes are ordered by class
  * @param scrub           how each target's chunks are checked in the background
+ * @param pipeline        replicas forward an update to their successor while they store it (false: after)
  */
 public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout,
                             List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
-                            DataSize resyncBandwidth, int ioErrorLimit, QosShares qos, ScrubOptions scrub) {
+                            DataSize resyncBandwidth, int ioErrorLimit, QosShares qos, ScrubOptions scrub,
+                            boolean pipeline) {
     /** Default {@code resync-bandwidth}. */
     public static final DataSize DEFAULT_RESYNC_BANDWIDTH = DataSize.ofMiB(256);
     /** Default {@code failed-after-io-errors}. */
@@ -81,7 +84,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
     /** A node routed by a static table (no cluster manager), with default resync settings. */
     public StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout) {
         this(nodeId, targets, engine, forwardTimeout, List.of(), null, Map.of(), DEFAULT_RESYNC_BANDWIDTH, DEFAULT_IO_ERROR_LIMIT,
-                QosShares.DEFAULTS, ScrubOptions.DEFAULTS);
+                QosShares.DEFAULTS, ScrubOptions.DEFAULTS, true);
     }
 
     /** Whether this node registers with a cluster manager (else it needs a static routing table). */
@@ -95,27 +98,32 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
 
     /** This config registering with the cluster manager at {@code peers}. */
     public StorageConfig withMgmtd(List<InetSocketAddress> peers) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline);
     }
 
     public StorageConfig withLabels(Map<String, String> l) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos, scrub);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline);
     }
 
     public StorageConfig withResyncBandwidth(DataSize perSecond) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos, scrub);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos, scrub, pipeline);
     }
 
     public StorageConfig withIoErrorLimit(int n) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos, scrub);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos, scrub, pipeline);
     }
 
     public StorageConfig withQos(QosShares q) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q, scrub);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q, scrub, pipeline);
     }
 
     public StorageConfig withScrub(ScrubOptions o) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, o);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, o, pipeline);
+    }
+
+    public StorageConfig withPipeline(boolean p) {
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub,
+                p);
     }
 
     public static StorageConfig read(ConfigNode s, Path dataDir) {
@@ -170,6 +178,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         }
         QosShares qos = QosConfig.read(s.section("qos"));
         ScrubOptions scrub = ScrubOptions.read(s.section("scrub"));
-        return new StorageConfig(node, targets, engine, forward, mgmtd, advertise, labels, bandwidth, ioErrors, qos, scrub);
+        return new StorageConfig(node, targets, engine, forward, mgmtd, advertise, labels, bandwidth, ioErrors, qos, scrub,
+                s.bool("pipeline", true));
     }
 }

@@ -81,11 +81,14 @@ class StorageConfigTest {
     @Test
     void scrubSettingsAreReadAndCheckedWithTheirKey() {
         StorageConfig c = StorageConfig.read(ConfigNode.parse(
-                "[s]\nnode-id = 1\n[s.scrub]\nenabled = false\ninterval = \"12h\"\nrate = \"8MiB\"\n[[s.targets]]\nid = 5\n", "t")
+                "[s]\nnode-id = 1\npipeline = false\n[s.scrub]\nenabled = false\ninterval = \"12h\"\nrate = \"8MiB\"\n[[s.targets]]\nid = 5\n", "t")
                 .section("s"), dir);
+        assertThat(c.pipeline()).isFalse();
         assertThat(c.scrub()).isEqualTo(new ScrubOptions(false, Duration.ofHours(12), io.strata.core.DataSize.ofMiB(8)));
         assertThat(StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\n[[s.targets]]\nid = 5\n", "t").section("s"), dir).scrub())
                 .as("defaults").isEqualTo(ScrubOptions.DEFAULTS);
+        assertThat(StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\n[[s.targets]]\nid = 5\n", "t").section("s"), dir).pipeline())
+                .as("pipelined by default").isTrue();
         assertThatThrownBy(() -> StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\n[s.scrub]\nrate = \"1KiB\"\n[[s.targets]]\nid = 5\n", "t")
                 .section("s"), dir)).isInstanceOf(ConfigException.class).hasMessageContaining("s.scrub.rate");
         assertThatThrownBy(() -> StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\n[s.scrub]\ninterval = \"10ms\"\n[[s.targets]]\nid = 5\n", "t")

@@ -141,7 +141,7 @@ public final class StorageClient implements Tier {
                 throw new StrataException(Status.NOT_SERVING, c.id() + " has no writable target in routing v" + r.version());
             }
             NodeInfo head = r.nodeOf(path.get(0));
-            WriteChunk m = new WriteChunk(ChunkRef.of(chunk), c.version(), id, kind, offset, length, crc, io.qos());
+            WriteChunk m = new WriteChunk(ChunkRef.of(chunk), c.version(), id, kind, offset, length, crc, io.qos(), io.minAck());
             Payload p = hasData && data.isReadable() ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
             return rpc.call(head.address(), m, p, budget).thenApply(resp -> {
                 try (resp) {
@@ -374,6 +374,8 @@ public final class StorageClient implements Tier {
             /** Answers that said the bytes are damaged (corrupt copy, or a payload failing its check), and the last one. */
             int damaged;
             StrataException lastDamage;
+            /** The last TOO_FEW_REPLICAS answer: what a write that runs out of time reports instead of its last timeout. */
+            StrataException tooFew;
 
             void run() {
                 long left = deadline - ctx.clock().nanoTime();
@@ -404,8 +406,11 @@ public final class StorageClient implements Tier {
                         result.completeExceptionally(lastDamage);
                         return;
                     }
+                    if (se.status() == Status.TOO_FEW_REPLICAS) {
+                        tooFew = se;
+                    }
                     if (!again || ctx.clock().nanoTime() >= deadline) {
-                        result.completeExceptionally(se);
+                        result.completeExceptionally(tooFew != null && se.status() == Status.TIMEOUT ? tooFew : se);
                         return;
                     }
                     n++;

@@ -36,6 +36,10 @@ public final class BenchL3Command implements Callable<Integer> {
     @Option(names = "--sendfile-reads", description = "Replicas send chunk files with sendfile (verify-reads = false); the client checks CRCs.")
     boolean sendfile;
 
+    @Option(names = "--no-pipeline", description = "Replicas store an update before they forward it (pipeline = false), "
+            + "the baseline of pipelined chain writes.")
+    boolean noPipeline;
+
     @Override
     public Integer call() throws Exception {
         List<DataSize> s = new ArrayList<>();
@@ -51,7 +55,8 @@ public final class BenchL3Command implements Callable<Integer> {
             throw new IllegalArgumentException("--rounds must be at least 1");
         }
         L3Bench.Options d = L3Bench.Options.defaults();
-        L3Bench.run(new L3Bench.Options(s, streams, Durations.parse(round), rounds, dir == null ? d.dir() : dir, !noIperf, !sendfile),
+        L3Bench.run(new L3Bench.Options(s, streams, Durations.parse(round), rounds, dir == null ? d.dir() : dir, !noIperf, !sendfile,
+                        !noPipeline),
                 BenchArgs.stdout());
         return 0;
     }

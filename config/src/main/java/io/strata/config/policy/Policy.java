@@ -29,18 +29,21 @@ import java.util.Optional;
  * @param keepLast          checkpoint retention: the newest committed generations kept
  * @param keepEvery         checkpoint retention: every K-th committed generation is kept too (0: off)
  * @param grace             checkpoint collection: how long an uncommitted generation with no writer stays
+ * @param minAck            fewest L3 replicas that store a write before it is acknowledged: 1..5; a value above
+ *                          {@code replicas} means every replica (the default 2 with {@code replicas = 1} is 1)
  */
 public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean l1, L2Mode l2,
                      Durability durability, Consistency consistency, boolean writeBack,
                      Duration writeBackMaxAge, DataSize writeBackMaxBytes, QosClass qos,
-                     Optional<Duration> ttl, boolean pin, Profile profile, int keepLast, int keepEvery, Duration grace) {
+                     Optional<Duration> ttl, boolean pin, Profile profile, int keepLast, int keepEvery, Duration grace,
+                     int minAck) {
 
     public static final int MAX_STRIPE_WIDTH = io.strata.core.tier.FileChunks.MAX_STRIPE_WIDTH;
 
     /** The root's policy when nobody set one. */
     public static final Policy DEFAULT = new Policy(DataSize.ofMiB(1), 4, 3, true, L2Mode.PREFETCH, Durability.L3,
             Consistency.CLOSE_TO_OPEN, false, Duration.ofSeconds(5), DataSize.ofMiB(4), QosClass.INTERACTIVE,
-            Optional.empty(), false, Profile.NONE, 3, 0, Duration.ofHours(1));
+            Optional.empty(), false, Profile.NONE, 3, 0, Duration.ofHours(1), io.strata.core.tier.IoOptions.DEFAULT_MIN_ACK);
 
     public Policy {
         PolicyField.STRIPE_CHUNK_SIZE.check(chunkSize);
@@ -52,6 +55,7 @@ public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean 
         PolicyField.CHECKPOINT_KEEP_LAST.check(keepLast);
         PolicyField.CHECKPOINT_KEEP_EVERY.check(keepEvery);
         PolicyField.CHECKPOINT_GRACE.check(grace);
+        PolicyField.REPLICAS_MIN_ACK.check(minAck);
         if (durability == Durability.L2 && l2 != L2Mode.STAGE) {
             throw new PolicyException("durability", "durability = l2 needs tiers.l2 = stage (got tiers.l2 = " + l2.policyName() + ")");
         }

@@ -15,6 +15,7 @@ public enum PolicyField {
     STRIPE_CHUNK_SIZE("stripe.chunk-size", "chunk size of new files: a power of two, 64KiB..64MiB"),
     STRIPE_WIDTH("stripe.width", "chains a file is striped over: 1..4096 (at most the chain table's size)"),
     REPLICAS("replicas", "L3 replicas: 1..5"),
+    REPLICAS_MIN_ACK("replicas.min-ack", "fewest L3 replicas that store a write before it is acknowledged: 1..5 (capped at replicas)"),
     TIERS_L1("tiers.l1", "use the client's L1 cache: on | off"),
     TIERS_L2("tiers.l2", "use the L2 pool: off | stage | prefetch"),
     DURABILITY("durability", "where fsync/close waits: l3 | l2"),
@@ -75,6 +76,7 @@ public enum PolicyField {
             case STRIPE_CHUNK_SIZE -> p.chunkSize();
             case STRIPE_WIDTH -> p.stripeWidth();
             case REPLICAS -> p.replicas();
+            case REPLICAS_MIN_ACK -> p.minAck();
             case TIERS_L1 -> p.l1();
             case TIERS_L2 -> p.l2();
             case DURABILITY -> p.durability();
@@ -100,7 +102,7 @@ public enum PolicyField {
                 (Consistency) v.get(CONSISTENCY), (Boolean) v.get(WRITE_BACK), (Duration) v.get(WRITE_BACK_MAX_AGE),
                 (DataSize) v.get(WRITE_BACK_MAX_BYTES), (QosClass) v.get(QOS), (Optional<Duration>) v.get(TTL),
                 (Boolean) v.get(PIN), (Profile) v.get(PROFILE), (Integer) v.get(CHECKPOINT_KEEP_LAST),
-                (Integer) v.get(CHECKPOINT_KEEP_EVERY), (Duration) v.get(CHECKPOINT_GRACE));
+                (Integer) v.get(CHECKPOINT_KEEP_EVERY), (Duration) v.get(CHECKPOINT_GRACE), (Integer) v.get(REPLICAS_MIN_ACK));
     }
 
     Object parse(String raw) {
@@ -111,7 +113,7 @@ public enum PolicyField {
         try {
             Object v = switch (this) {
                 case STRIPE_CHUNK_SIZE, WRITE_BACK_MAX_BYTES -> DataSize.parse(s);
-                case STRIPE_WIDTH, REPLICAS, CHECKPOINT_KEEP_LAST, CHECKPOINT_KEEP_EVERY -> Integer.parseInt(s);
+                case STRIPE_WIDTH, REPLICAS, REPLICAS_MIN_ACK, CHECKPOINT_KEEP_LAST, CHECKPOINT_KEEP_EVERY -> Integer.parseInt(s);
                 case PROFILE -> enumOf(Profile.class, s);
                 case CHECKPOINT_GRACE -> Durations.parse(s);
                 case TIERS_L1, WRITE_BACK, PIN -> onOff(s);
@@ -145,7 +147,7 @@ public enum PolicyField {
                 }
             }
             case STRIPE_WIDTH -> range((Integer) v, 1, Policy.MAX_STRIPE_WIDTH);
-            case REPLICAS -> range((Integer) v, 1, 5);
+            case REPLICAS, REPLICAS_MIN_ACK -> range((Integer) v, 1, 5);
             case CHECKPOINT_KEEP_LAST -> range((Integer) v, 1, 100_000);
             case CHECKPOINT_KEEP_EVERY -> range((Integer) v, 0, 1_000_000);
             case CHECKPOINT_GRACE -> {

@@ -11,14 +11,27 @@ import java.time.Duration;
  * @param timeout     how long the caller waits before the call fails with TIMEOUT
  * @param cache       what the directory's policy lets cache tiers do with this I/O
  * @param stage       what the directory's policy asks of the L2 pool
+ * @param minAck      fewest L3 replicas that must hold a write before it is acknowledged
+ *                    (capped at the chain's replicas): 1..{@value #MAX_MIN_ACK}
  */
-public record IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheHints cache, StageHints stage) {
+public record IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheHints cache, StageHints stage, int minAck) {
+    /** The default of {@code minAck}: a write is never acknowledged from a single replica of a replicated chain. */
+    public static final int DEFAULT_MIN_ACK = 2;
+    public static final int MAX_MIN_ACK = 5;
     public static final IoOptions DEFAULT = new IoOptions(0, QosClass.INTERACTIVE, Duration.ofSeconds(30), CacheHints.DEFAULT);
 
     public IoOptions {
         if (qos == null || timeout == null || timeout.isNegative() || timeout.isZero() || cache == null || stage == null) {
             throw new IllegalArgumentException("io options need a qos, a positive timeout, cache hints and stage hints");
         }
+        if (minAck < 1 || minAck > MAX_MIN_ACK) {
+            throw new IllegalArgumentException("min-ack replicas must be in 1.." + MAX_MIN_ACK + ", got " + minAck);
+        }
+    }
+
+    /** Options with the default {@code minAck}. */
+    public IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheHints cache, StageHints stage) {
+        this(dataVersion, qos, timeout, cache, stage, DEFAULT_MIN_ACK);
     }
 
     /** Options of a file that is not staged. */
@@ -32,22 +45,26 @@ public record IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheH
     }
 
     public IoOptions withDataVersion(long v) {
-        return new IoOptions(v, qos, timeout, cache, stage);
+        return new IoOptions(v, qos, timeout, cache, stage, minAck);
     }
 
     public IoOptions withTimeout(Duration d) {
-        return new IoOptions(dataVersion, qos, d, cache, stage);
+        return new IoOptions(dataVersion, qos, d, cache, stage, minAck);
     }
 
     public IoOptions withQos(QosClass q) {
-        return new IoOptions(dataVersion, q, timeout, cache, stage);
+        return new IoOptions(dataVersion, q, timeout, cache, stage, minAck);
     }
 
     public IoOptions withCache(CacheHints c) {
-        return new IoOptions(dataVersion, qos, timeout, c, stage);
+        return new IoOptions(dataVersion, qos, timeout, c, stage, minAck);
     }
 
     public IoOptions withStage(StageHints s) {
-        return new IoOptions(dataVersion, qos, timeout, cache, s);
+        return new IoOptions(dataVersion, qos, timeout, cache, s, minAck);
+    }
+
+    public IoOptions withMinAck(int n) {
+        return new IoOptions(dataVersion, qos, timeout, cache, stage, n);
     }
 }

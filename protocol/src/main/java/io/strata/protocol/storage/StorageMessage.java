@@ -13,10 +13,17 @@ public sealed interface StorageMessage extends Message {
     /**
      * Client to chain head: apply an update. Payload: the bytes for WRITE/REPLACE. {@code length}
      * is the payload length, or the new chunk length for TRUNCATE; {@code crc32c} is the CRC32C
-     * of the payload (checked on every node).
+     * of the payload (checked on every node). {@code minAck}: the fewest replicas that must
+     * store the update before the head acknowledges it (capped at the chain's replicas; below
+     * that the head holds the write, then refuses it with {@code TOO_FEW_REPLICAS}).
      */
     record WriteChunk(ChunkRef chunk, long chainVersion, RequestId request, UpdateKind kind, long offset, long length,
-                      int crc32c, QosClass qos) implements StorageMessage {
+                      int crc32c, QosClass qos, int minAck) implements StorageMessage {
+        /** A write with the default minimum ({@link io.strata.core.tier.IoOptions#DEFAULT_MIN_ACK}). */
+        public WriteChunk(ChunkRef chunk, long chainVersion, RequestId request, UpdateKind kind, long offset, long length,
+                          int crc32c, QosClass qos) {
+            this(chunk, chainVersion, request, kind, offset, length, crc32c, qos, io.strata.core.tier.IoOptions.DEFAULT_MIN_ACK);
+        }
     }
 
     /** Head to client: the update is committed at the tail as {@code version}; the chunk's length and CRC32C after it. */
@@ -39,8 +46,11 @@ public sealed interface StorageMessage extends Message {
                          long length, int crc32c, QosClass qos) implements StorageMessage {
     }
 
-    /** Successor to predecessor: {@code version} is committed from here to the tail. */
-    record UpdateAcked(long version, long length, int crc32c) implements StorageMessage {
+    /**
+     * Successor to predecessor: {@code version} is committed from here to the tail, where
+     * {@code replicas} targets (this one included) store it.
+     */
+    record UpdateAcked(long version, long length, int crc32c, int replicas) implements StorageMessage {
     }
 
     /** Replica with a dirty chunk to the tail: which version is committed? */

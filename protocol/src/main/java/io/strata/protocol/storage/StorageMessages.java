@@ -43,10 +43,12 @@ public final class StorageMessages {
                 Wire.writeEnum(out, m.kind());
                 out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
                 Wire.writeEnum(out, m.qos());
+                out.writeByte(m.minAck());
             },
             in -> new WriteChunk(ChunkRef.decode(in), Wire.readLong(in, "chain version"), readRequest(in),
                     Wire.readEnum(in, UpdateKind.class, "update kind"), Wire.readLong(in, "offset"), Wire.readLong(in, "length"),
-                    Wire.readInt(in, "crc32c"), Wire.readEnum(in, QosClass.class, "qos class")));
+                    Wire.readInt(in, "crc32c"), Wire.readEnum(in, QosClass.class, "qos class"),
+                    Wire.readU8(in, "min-ack replicas")));
     public static final MessageType<WriteDone> WRITE_DONE = MessageType.of(101, WriteDone.class,
             (m, out) -> out.writeLong(m.version()).writeLong(m.length()).writeInt(m.crc32c()),
             in -> new WriteDone(Wire.readLong(in, "version"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));
@@ -80,8 +82,9 @@ public final class StorageMessages {
                     Wire.readLong(in, "version"), Wire.readEnum(in, UpdateKind.class, "update kind"), Wire.readLong(in, "offset"),
                     Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"), Wire.readEnum(in, QosClass.class, "qos class")));
     public static final MessageType<UpdateAcked> UPDATE_ACKED = MessageType.of(105, UpdateAcked.class,
-            (m, out) -> out.writeLong(m.version()).writeLong(m.length()).writeInt(m.crc32c()),
-            in -> new UpdateAcked(Wire.readLong(in, "version"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c")));
+            (m, out) -> out.writeLong(m.version()).writeLong(m.length()).writeInt(m.crc32c()).writeByte(m.replicas()),
+            in -> new UpdateAcked(Wire.readLong(in, "version"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"),
+                    Wire.readU8(in, "replicas")));
     public static final MessageType<QueryVersion> QUERY_VERSION = MessageType.of(106, QueryVersion.class,
             (m, out) -> {
                 m.chunk().encode(out);

@@ -35,7 +35,7 @@ class StorageMessagesTest {
 
     static List<Message> samples() {
         return List.of(
-                new WriteChunk(REF, 7, new RequestId(-1, 99), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFEBABE, QosClass.CHECKPOINT),
+                new WriteChunk(REF, 7, new RequestId(-1, 99), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFEBABE, QosClass.CHECKPOINT, 3),
                 new WriteChunk(REF, 1, new RequestId(5, 6), UpdateKind.REMOVE, 0, 0, 0, QosClass.BACKGROUND),
                 new WriteDone(3, 1 << 20, -17),
                 new ReadChunk(REF, 9, 123, 4567, QosClass.TRAINING_READ),
@@ -43,7 +43,7 @@ class StorageMessagesTest {
                 new ReadDone(0, 0, false, 0),
                 new ForwardUpdate(REF, 2, new RequestId(1, 2), 44, UpdateKind.REPLACE, 0, 77, 5, QosClass.PREFETCH),
                 new ForwardUpdate(REF, 2, new RequestId(1, 3), 45, UpdateKind.TRUNCATE, 0, 1000, 0, QosClass.INTERACTIVE),
-                new UpdateAcked(44, 77, 5),
+                new UpdateAcked(44, 77, 5, 2),
                 new QueryVersion(REF, 12),
                 new VersionIs(Long.MAX_VALUE),
                 new StatChunk(REF, 1),

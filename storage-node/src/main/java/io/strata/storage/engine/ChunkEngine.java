@@ -586,6 +586,21 @@ public final class ChunkEngine implements AutoCloseable {
         return crcs;
     }
 
+    /**
+     * The description of version {@code version} whose content is {@code data} (borrowed): its
+     * length and block CRCs from the bytes, no data file yet. What {@link #installAsync} takes
+     * for a copy fetched from another replica.
+     */
+    public static ChunkVersion versionOf(long version, ByteBuf data, io.strata.protocol.storage.RequestId request) {
+        int n = data.readableBytes();
+        int[] crcs = new int[blocks(n)];
+        for (int i = 0; i < crcs.length; i++) {
+            int at = i * BLOCK;
+            crcs[i] = Crc32c.of(data, data.readerIndex() + at, Math.min(BLOCK, n - at));
+        }
+        return new ChunkVersion(version, 0, n, combine(crcs, n), crcs, false, request);
+    }
+
     /** Checks block {@code i} of base version {@code b} (open as {@code in}) against its CRC; {@code scratch} is reused. */
     private void checkBaseBlock(ChunkId id, ChunkVersion b, FileChannel in, int i, ByteBuf scratch) throws IOException {
         long bs = (long) i * BLOCK;
