@@ -44,14 +44,14 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * does (an ECDSA signature is far cheaper to make than an RSA one, and the keys and certificates
  * are a few hundred bytes), every TLS 1.3 engine has it (BoringSSL and the JDK's), and its
  * security (≈128 bits) is above RSA-2048's. Only the JDK's own providers (SunEC) are used: no
- * provider is registered process-wide.
+ * provider is registered process-wide. A CA read from files may have an RSA key instead: it
+ * then signs with SHA256withRSA (the certificates it issues still get EC keys).
  *
  * <p>Issued certificates are good for both ends of a connection (extended key usage serverAuth
  * and clientAuth), since a daemon both serves and calls its peers; their subject alternative
  * names are what a client checks the server's host against.
  */
 public final class CertificateAuthority {
-    private static final String SIGNATURE = "SHA256withECDSA";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final X509Certificate certificate;
@@ -188,7 +188,9 @@ public final class CertificateAuthority {
 
     private static X509Certificate sign(X509v3CertificateBuilder b, PrivateKey signer) throws GeneralSecurityException {
         try {
-            return new JcaX509CertificateConverter().getCertificate(b.build(new JcaContentSignerBuilder(SIGNATURE).build(signer)));
+            // a CA brought by the user may hold an RSA key; the keys made here are EC
+            String signature = signer.getAlgorithm().equals("RSA") ? "SHA256withRSA" : "SHA256withECDSA";
+            return new JcaX509CertificateConverter().getCertificate(b.build(new JcaContentSignerBuilder(signature).build(signer)));
         } catch (OperatorCreationException e) {
             throw new GeneralSecurityException(e.getMessage(), e);
         }
