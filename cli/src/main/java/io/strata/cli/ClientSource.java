@@ -67,6 +67,10 @@ final class ClientSource {
                     + "local cluster, its admin token).")
     Path tokenFile;
 
+    @Option(names = "--tls-config", paramLabel = "FILE",
+            description = "Config file whose [tls] table to dial the cluster with (default: the client config's; none for --mgmtd).")
+    Path tlsConfig;
+
     @Option(names = "--io-timeout", paramLabel = "DURATION", description = "Fail a data request after this long (default: the config's, 30s).")
     String ioTimeout;
 
@@ -233,10 +237,14 @@ final class ClientSource {
 
     /**
      * The TLS a client command dials with: the client config's {@code [tls]} table (for a local
-     * cluster, the client certificate {@code strata up} wrote); none for a cluster named by its
-     * managers, or a local one not started yet.
+     * cluster, the client certificate {@code strata up} wrote), or {@code --tls-config}'s; none
+     * for a cluster named by its managers without {@code --tls-config}, or a local one not
+     * started yet.
      */
     Optional<TlsContext> tls() {
+        if (tlsConfig != null) {
+            return tls(tlsConfig);
+        }
         Path file = switch (cluster()) {
             case Cluster.ConfigFile f -> f.file();
             case Cluster.Managers m -> null;
