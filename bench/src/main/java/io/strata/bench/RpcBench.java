@@ -23,6 +23,7 @@ import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.rpc.RpcServer;
 import io.strata.core.rpc.Transport;
+import io.strata.core.tls.TlsEngine;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -51,14 +52,19 @@ import java.util.regex.Pattern;
  * Netty so that both see the same machine noise; the table shows the median round. A stream
  * keeps one request in flight and sends the next when the answer arrives. Run with
  * {@code strata bench rpc [--sizes 1MiB,64KiB] [--streams 1,8] [--round 2s] [--rounds 3]}.
- * The last line is {@code result: rpc_vs_netty=<worst 1 MiB ratio> ...}.
+ * The {@code result:} line reads {@code rpc_vs_netty=<worst 1 MiB ratio> ...}.
+ *
+ * <p>Then the same RPC exchange over mutual TLS ({@link TlsBench}), side by side with plaintext,
+ * per engine of {@code --tls} (BoringSSL and/or the JDK's), with the process's CPU seconds per
+ * GB moved; its last line is {@code tls_vs_plain_1mib=<worst 1 MiB ratio of the first engine>}.
  */
 public final class RpcBench {
+    /** {@code tls}: the engines to run the TLS comparison with (empty: none). */
     public record Options(List<DataSize> sizes, List<Integer> streams, Duration round, int rounds,
-                          Transport transport, boolean iperf) {
+                          Transport transport, boolean iperf, List<TlsEngine> tls) {
         public static Options defaults() {
             return new Options(List.of(DataSize.ofMiB(1), DataSize.ofKiB(64)), List.of(1, 8), Duration.ofSeconds(2), 3,
-                    Transport.resolve("auto"), true);
+                    Transport.resolve("auto"), true, List.of(TlsEngine.resolve("auto")));
         }
     }
 
@@ -183,6 +189,9 @@ public final class RpcBench {
         StringBuilder line = new StringBuilder("result:");
         head.forEach((k, v) -> line.append(' ').append(k).append('=').append(v));
         out.println(line);
+        if (!o.tls().isEmpty()) {
+            head.putAll(TlsBench.run(o, out));
+        }
         return head;
     }
 

@@ -57,7 +57,7 @@ final class AdminCommand {
         public Integer call() {
             Duration t = io.strata.config.Durations.parse(timeout);
             PrintWriter out = spec.commandLine().getOut();
-            try (NodeContext ctx = ClientSource.context("strata-admin", source.adminCredentials());
+            try (NodeContext ctx = ClientSource.context("strata-admin", source.adminCredentials(), source.tls());
                  MgmtdClient client = new MgmtdClient(ctx, source.managers())) {
                 out.print(run(client, t));
                 out.flush();

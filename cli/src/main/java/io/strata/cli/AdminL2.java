@@ -42,7 +42,7 @@ final class AdminL2 extends AdminCommand.Call {
                 Duration.ofSeconds(5), t), t.plusSeconds(1));
         RoutingInfo r = s.routing();
         StringBuilder out = new StringBuilder();
-        try (NodeContext ctx = ClientSource.context("strata-admin-l2", source.adminCredentials());
+        try (NodeContext ctx = ClientSource.context("strata-admin-l2", source.adminCredentials(), source.tls());
              RpcClient rpc = new RpcClient(ctx, L2Messages.PROTOCOL, RpcOptions.DEFAULTS)) {
             Table agents = new Table("agent", "address", "domain", "lease", "capacity", "used", "staged", "undrained chunks", "cached",
                     "drained", "drain rate", "drain lag", "refused full", "evictions", "pinned", "prefetched from L3");

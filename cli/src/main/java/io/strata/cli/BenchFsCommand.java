@@ -89,7 +89,8 @@ final class BenchFsCommand implements Callable<Integer> {
             ClientConfig cfg = apiConfig(data);
             SimpleMeterRegistry reg = new SimpleMeterRegistry();
             ctx = NodeContext.builder("bench-api").meters(reg)
-                    .credentials(ClientSource.credentials(data.resolve(ClientSource.CLIENT_TOML)).orElse(null)).build();
+                    .credentials(ClientSource.credentials(data.resolve(ClientSource.CLIENT_TOML)).orElse(null))
+                    .tls(ClientSource.tls(data.resolve(ClientSource.CLIENT_TOML)).orElse(null)).build();
             fs = StrataFileSystem.connect(ctx, cfg);
             targets.add(new BenchFsApi("api", fs, "/", Counters.of(reg, "client meters of this process"),
                     cfg.l1().map(l -> "configured like the mount (L1 " + l.memory() + " memory"

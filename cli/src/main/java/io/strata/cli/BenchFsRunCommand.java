@@ -84,7 +84,8 @@ final class BenchFsRunCommand implements Callable<Integer> {
             if (where.api) {
                 ClientConfig cfg = source.load().config();
                 SimpleMeterRegistry reg = new SimpleMeterRegistry();
-                NodeContext ctx = NodeContext.builder("bench-" + cfg.name()).meters(reg).credentials(source.credentials().orElse(null)).build();
+                NodeContext ctx = NodeContext.builder("bench-" + cfg.name()).meters(reg).credentials(source.credentials().orElse(null))
+                        .tls(source.tls().orElse(null)).build();
                 close.add(0, ctx);
                 StrataFileSystem fs = StrataFileSystem.connect(ctx, cfg);
                 close.add(0, fs);

@@ -275,7 +275,8 @@ final class BenchL2Command implements Callable<Integer> {
     /** Seconds from now until the meta service lists no staged file that is not durable in L3. */
     private static double awaitDurable(Path data, PrintStream log) throws Exception {
         long t0 = System.nanoTime();
-        try (NodeContext ctx = ClientSource.context("bench-l2", ClientSource.credentials(data.resolve(ClientSource.CLIENT_TOML)));
+        try (NodeContext ctx = ClientSource.context("bench-l2", ClientSource.credentials(data.resolve(ClientSource.CLIENT_TOML)),
+                ClientSource.tls(data.resolve(ClientSource.CLIENT_TOML)));
              RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
             String meta = UpLayout.find(data).orElseThrow().metaAddress();
             MetaClient mc = new MetaClient(ctx, rpc, io.strata.protocol.mgmtd.MgmtdClient.parse(meta));

@@ -5,9 +5,11 @@ import io.strata.protocol.meta.MetaDiscovery;
 import io.strata.client.StrataFileSystem;
 import io.strata.config.AuthConfig;
 import io.strata.config.ConfigNode;
+import io.strata.config.TlsConfig;
 import io.strata.core.NodeContext;
 import io.strata.core.auth.Credentials;
 import io.strata.core.rpc.Addresses;
+import io.strata.core.tls.TlsContext;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -37,7 +39,8 @@ import picocli.CommandLine.Option;
  * <p>The token presented to the cluster comes the same way: {@code --token-file}, else the
  * {@code [auth] token-file} of the client config (for a local cluster, the {@code client}
  * token {@code strata up} wrote); admin commands take a local cluster's {@code admin} token
- * instead ({@link #adminCredentials()}).
+ * instead ({@link #adminCredentials()}). TLS comes from the same client config's {@code [tls]}
+ * table ({@link #tls()}).
  */
 final class ClientSource {
     /** The client config {@code strata up} writes into its data directory. */
@@ -63,6 +66,10 @@ final class ClientSource {
             description = "Token to present to the cluster (default: the client config's [auth] token-file; for admin commands on a "
                     + "local cluster, its admin token).")
     Path tokenFile;
+
+    @Option(names = "--tls-config", paramLabel = "FILE",
+            description = "Config file whose [tls] table to dial the cluster with (default: the client config's; none for --mgmtd).")
+    Path tlsConfig;
 
     @Option(names = "--io-timeout", paramLabel = "DURATION", description = "Fail a data request after this long (default: the config's, 30s).")
     String ioTimeout;
@@ -228,9 +235,33 @@ final class ClientSource {
         return credentials();
     }
 
-    /** A small context for a short-lived command that presents {@code credentials}. */
-    static NodeContext context(String name, Optional<Credentials> credentials) {
-        return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(credentials.orElse(null)).build();
+    /**
+     * The TLS a client command dials with: the client config's {@code [tls]} table (for a local
+     * cluster, the client certificate {@code strata up} wrote), or {@code --tls-config}'s; none
+     * for a cluster named by its managers without {@code --tls-config}, or a local one not
+     * started yet.
+     */
+    Optional<TlsContext> tls() {
+        if (tlsConfig != null) {
+            return tls(tlsConfig);
+        }
+        Path file = switch (cluster()) {
+            case Cluster.ConfigFile f -> f.file();
+            case Cluster.Managers m -> null;
+            case Cluster.Local local -> local.dir().root.resolve(CLIENT_TOML);
+        };
+        return file == null ? Optional.empty() : tls(file);
+    }
+
+    /** The {@code [tls]} context of the client config {@code file}; none when there is no such file or table. */
+    static Optional<TlsContext> tls(Path file) {
+        return Files.exists(file) ? TlsConfig.read(ConfigNode.load(file)).context() : Optional.empty();
+    }
+
+    /** A small context for a short-lived command that presents {@code credentials} and dials with {@code tls}. */
+    static NodeContext context(String name, Optional<Credentials> credentials, Optional<TlsContext> tls) {
+        return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(credentials.orElse(null))
+                .tls(tls.orElse(null)).build();
     }
 
     /** The token in {@code file}; one that cannot be read fails the command with the reason. */
@@ -245,7 +276,7 @@ final class ClientSource {
     Session connect() {
         ClientConfig cfg = load().config();
         NodeContext ctx = NodeContext.builder("strata-" + cfg.name()).eventLoopThreads(2).blockingThreads(2)
-                .credentials(credentials().orElse(null)).build();
+                .credentials(credentials().orElse(null)).tls(tls().orElse(null)).build();
         try {
             return new Session(StrataFileSystem.connect(ctx, cfg), ctx);
         } catch (RuntimeException e) {

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * What every daemon process shares: its {@link NodeContext} with a Prometheus registry (common
  * tag {@code node=<name>}), the optional {@code /metrics} endpoint, the ready file that
  * {@code strata up} waits for, an orderly stop on SIGTERM, and the process's token and key
- * from the config's {@code [auth]} table (the context's credentials and verifier).
+ * from the config's {@code [auth]} table (the context's credentials and verifier), and its TLS
+ * context from the {@code [tls]} table.
  */
 final class DaemonRuntime implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DaemonRuntime.class);
@@ -42,9 +43,13 @@ final class DaemonRuntime implements AutoCloseable {
         new JvmGcMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
-        ctx = config.auth().applyTo(NodeContext.builder(config.name()).meters(registry).transport(config.transport())).build();
+        ctx = config.tls().applyTo(config.auth().applyTo(NodeContext.builder(config.name()).meters(registry).transport(config.transport())))
+                .build();
         if (!config.auth().enabled()) {
             LOG.warn("{}: no [auth] table in its config: authentication is off, its servers accept anyone who reaches their port", config.name());
+        }
+        if (!config.tls().enabled()) {
+            LOG.warn("{}: no [tls] table in its config: its RPC connections are plaintext", config.name());
         }
         metrics = config.metrics() == null ? null : new MetricsEndpoint(config.metrics(), registry);
     }

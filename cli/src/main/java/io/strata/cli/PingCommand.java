@@ -3,6 +3,8 @@ package io.strata.cli;
 import io.strata.core.rpc.Addresses;
 import io.strata.config.ConfigNode;
 import io.strata.core.NodeContext;
+import io.strata.core.auth.Credentials;
+import io.strata.core.tls.TlsContext;
 import io.strata.core.rpc.CoreMessage;
 import io.strata.core.rpc.CoreMessages;
 import io.strata.core.rpc.Payload;
@@ -29,7 +31,8 @@ import picocli.CommandLine.Parameters;
                 "Any Strata process answers (storage node, meta service, cluster manager, `strata node`), with its "
                         + "name and version: a check of the network and the RPC layer between two hosts."},
         footerHeading = "%nExamples:%n",
-        footer = {"  strata ping 10.0.0.7:9400", "  strata ping -c 10 --timeout 1s storage-3:9400"})
+        footer = {"  strata ping 10.0.0.7:9400", "  strata ping -c 10 --timeout 1s storage-3:9400",
+                "  strata ping --config data/client.toml 127.0.0.1:9400"})
 final class PingCommand implements Callable<Integer> {
     @Parameters(paramLabel = "HOST:PORT", description = "The node's RPC address.")
     String address;
@@ -43,6 +46,10 @@ final class PingCommand implements Callable<Integer> {
     @Option(names = "--token-file", paramLabel = "FILE", description = "Token to present to a node that requires authentication.")
     Path tokenFile;
 
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "Client config whose [tls] certificate (and [auth] token, unless --token-file) to present, e.g. DATA/client.toml.")
+    Path config;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -51,7 +58,10 @@ final class PingCommand implements Callable<Integer> {
         InetSocketAddress target = resolve(Addresses.parse(address));
         Duration t = io.strata.config.Durations.parse(timeout);
         PrintWriter out = spec.commandLine().getOut();
-        try (NodeContext ctx = ClientSource.context("strata-ping", Optional.ofNullable(tokenFile).map(ClientSource::read));
+        Optional<Credentials> token = tokenFile != null ? Optional.of(ClientSource.read(tokenFile))
+                : config != null ? ClientSource.credentials(config) : Optional.empty();
+        Optional<TlsContext> tls = config != null ? ClientSource.tls(config) : Optional.empty();
+        try (NodeContext ctx = ClientSource.context("strata-ping", token, tls);
              RpcClient client = new RpcClient(ctx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS)) {
             for (int i = 0; i < count; i++) {
                 long t0 = System.nanoTime();

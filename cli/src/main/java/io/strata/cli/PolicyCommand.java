@@ -66,7 +66,7 @@ final class PolicyCommand {
             PrintWriter out = spec.commandLine().getOut();
             Caller me = currentUser();
             Duration t = Duration.ofSeconds(15);
-            try (NodeContext ctx = ClientSource.context("strata-policy", source.credentials());
+            try (NodeContext ctx = ClientSource.context("strata-policy", source.credentials(), source.tls());
                  RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
                 List<InetSocketAddress> addrs = source.metaAddresses(ctx);
                 MetaClient client = new MetaClient(ctx, rpc, addrs, Duration.ofSeconds(5), 2 * addrs.size() + 1);

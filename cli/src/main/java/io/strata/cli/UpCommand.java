@@ -39,7 +39,9 @@ import picocli.CommandLine.Option;
  * {@code --no-mount}) the cluster runs without a mount and the native client commands reach it.
  *
  * <p>Authentication is on ({@link UpAuth}): every daemon verifies tokens signed by the cluster
- * key and presents its own, and the client and admin tokens sit in the data directory.
+ * key and presents its own, and the client and admin tokens sit in the data directory. So is
+ * TLS ({@link UpTls}, off with {@code --no-tls}): every RPC connection between daemons, and from
+ * the mount and the native commands, is mutual TLS with certificates of the cluster's own CA.
  *
  * <p>The data directory keeps everything ({@link ClusterDir}, {@link UpLayout}): a later
  * {@code strata up} on it brings back the same cluster with all its files. It is private to the
@@ -57,7 +59,8 @@ import picocli.CommandLine.Option;
         footer = {"  strata up                                 in data/, mounted at data/mnt",
                 "  strata up --data /scratch/strata --no-mount",
                 "  strata up --storage-nodes 4 --replicas 2    (a new data directory)",
-                "  strata up --l2-agents 0                     (no L2 pool; a new data directory)"})
+                "  strata up --l2-agents 0                     (no L2 pool; a new data directory)",
+                "  strata up --no-tls                          (plaintext RPC, for comparisons)"})
 final class UpCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $" + ClusterDir.ENV + ", else data/ in the Strata checkout).")
     Path data;
@@ -86,6 +89,9 @@ final class UpCommand implements Callable<Integer> {
 
     @Option(names = "--no-qos", description = "Storage nodes run every request as it arrives ([storage.qos] enabled = false), for comparisons.")
     boolean noQos;
+
+    @Option(names = "--no-tls", description = "Plaintext RPC: no [tls] in the daemons' and the client's configs (for comparisons).")
+    boolean noTls;
 
     @Option(names = "--foreground", description = "Stay attached; Ctrl-C stops the cluster.")
     boolean foreground;
@@ -118,6 +124,9 @@ final class UpCommand implements Callable<Integer> {
             }
             layout = UpLayout.loadOrCreate(dir, storageNodes, replicas, targets, l2Agents, mount);
             UpAuth.init(dir);
+            if (!noTls) {
+                UpTls.init(dir);
+            }
             noFuse = noMount ? Optional.of("--no-mount was given") : FuseMount.unavailable();
             List<JavaProcess> processes = new ArrayList<>();
             try {
@@ -133,7 +142,7 @@ final class UpCommand implements Callable<Integer> {
                     next.add(new DaemonSpec("storage-" + i, "storage", toml, List.of(), "512m"));
                 }
                 processes.addAll(startAll(dir, next, timeout, started));
-                awaitChains(layout, timeout);
+                awaitChains(dir, layout, timeout);
                 List<DaemonSpec> agents = new ArrayList<>();
                 for (int i = 1; i <= layout.l2Rpc().size(); i++) {
                     agents.add(new DaemonSpec("l2-" + i, "l2", layout.l2Toml(i), List.of(), "384m"));
@@ -142,7 +151,8 @@ final class UpCommand implements Callable<Integer> {
                 if (!layout.l2Rpc().isEmpty()) {
                     processes.add(start(dir, daemon("hooks", layout.hooksToml(), List.of(), "256m"), timeout, started));
                 }
-                AtomicFiles.plain().write(dir.root.resolve(ClientSource.CLIENT_TOML), layout.clientToml() + UpAuth.clientToml(dir), false);
+                AtomicFiles.plain().write(dir.root.resolve(ClientSource.CLIENT_TOML),
+                        layout.clientToml() + UpAuth.clientToml(dir) + (noTls ? "" : UpTls.clientToml(dir)), false);
                 if (noFuse.isEmpty()) {
                     if (FuseMount.isMounted(layout.mountDir())) {
                         // left behind by a mount daemon that was killed (mkdir on it would fail with ENOTCONN)
@@ -203,11 +213,11 @@ final class UpCommand implements Callable<Integer> {
     }
 
     /** Waits until the manager's routing has a chain table of the layout's replicas whose every target serves. */
-    private static void awaitChains(UpLayout layout, Duration timeout) throws IOException {
+    private void awaitChains(ClusterDir dir, UpLayout layout, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "no answer from the cluster manager";
         try (NodeContext ctx = NodeContext.builder("strata-up").eventLoopThreads(1).blockingThreads(1)
-                .credentials(UpAuth.admin(layout.data())).build();
+                .credentials(UpAuth.admin(layout.data())).tls(noTls ? null : UpTls.client(dir)).build();
              MgmtdClient m = new MgmtdClient(ctx, MgmtdClient.parse(layout.mgmtdAddress()))) {
             while (System.nanoTime() < deadline) {
                 try {
@@ -246,7 +256,7 @@ final class UpCommand implements Callable<Integer> {
      * Launches every daemon of {@code specs} at once, then waits for each in order, recording it in
      * {@code started} and the data directory; on a failure stops all of them and rethrows.
      */
-    private static List<JavaProcess> startAll(ClusterDir dir, List<DaemonSpec> specs, Duration timeout, List<ClusterDir.Member> started)
+    private List<JavaProcess> startAll(ClusterDir dir, List<DaemonSpec> specs, Duration timeout, List<ClusterDir.Member> started)
             throws IOException {
         List<JavaProcess> ps = new ArrayList<>();
         try {
@@ -264,14 +274,14 @@ final class UpCommand implements Callable<Integer> {
         }
     }
 
-    private static JavaProcess start(ClusterDir dir, DaemonSpec d, Duration timeout, List<ClusterDir.Member> started) throws IOException {
+    private JavaProcess start(ClusterDir dir, DaemonSpec d, Duration timeout, List<ClusterDir.Member> started) throws IOException {
         return startAll(dir, List.of(d), timeout, started).get(0);
     }
 
-    private static JavaProcess launch(ClusterDir dir, DaemonSpec d) throws IOException {
+    private JavaProcess launch(ClusterDir dir, DaemonSpec d) throws IOException {
         Path home = PrivateFiles.createDirectories(dir.daemonDir(d.name()));
         Path config = home.resolve(d.name() + ".toml");
-        AtomicFiles.plain().write(config, d.toml() + UpAuth.daemonToml(dir, d), false);
+        AtomicFiles.plain().write(config, d.toml() + UpAuth.daemonToml(dir, d) + (noTls ? "" : UpTls.daemonToml(dir, d.name())), false);
         Files.deleteIfExists(home.resolve(DaemonRuntime.READY_FILE));
         List<String> args = new ArrayList<>(List.of(d.command(), "--config", config.toString()));
         args.addAll(d.args());

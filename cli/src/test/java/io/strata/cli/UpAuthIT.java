@@ -17,12 +17,14 @@ import io.strata.core.rpc.Message;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
+import io.strata.core.tls.CertificateAuthority;
+import io.strata.core.tls.TlsContext;
+import io.strata.core.tls.TlsEngine;
 import io.strata.core.util.Futures;
 import io.strata.protocol.mgmtd.MgmtdMessage;
 import io.strata.protocol.mgmtd.MgmtdMessages;
 import io.strata.protocol.mgmtd.NodeRole;
 import io.strata.protocol.routing.NodeInfo;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.InetSocketAddress;
@@ -32,7 +34,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -46,10 +47,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A {@code strata up} cluster is authenticated by default: every RPC port its daemons listen on
- * (read from the cluster's layout file) refuses a peer that sends anything before a token, a
- * token of another cluster, and roles it does not take; the hooks API wants a bearer token; the
- * CLI's own commands keep working with the tokens of the data directory.
+ * A {@code strata up} cluster speaks mutual TLS and is authenticated by default: every RPC port
+ * its daemons listen on (read from the cluster's layout file) hangs up on a plaintext peer
+ * (even one holding the admin token) and refuses a certificate of another CA; over TLS with the
+ * cluster's certificate it still refuses a peer that sends anything before a token, a token of
+ * another cluster, and roles it does not take; the hooks API wants a bearer token; the CLI's own
+ * commands keep working with the certificate and tokens of the data directory.
  */
 class UpAuthIT {
     private static final Duration T = Duration.ofSeconds(30);
@@ -75,19 +78,6 @@ class UpAuthIT {
                 .putShort((short) 0).putLong(id).putInt(0).putInt(8).putInt(0).putLong(42).array();
     }
 
-    private record Answer(Status status, String message) {
-    }
-
-    private static Answer answer(DataInputStream in) throws IOException {
-        byte[] h = new byte[28];
-        in.readFully(h);
-        ByteBuffer b = ByteBuffer.wrap(h);
-        byte[] body = new byte[b.getInt(20)];
-        in.readFully(body);
-        int len = ByteBuffer.wrap(body).getInt();
-        return new Answer(Status.fromCode(b.getShort(6) & 0xFFFF), new String(body, 4, len, StandardCharsets.UTF_8));
-    }
-
     private static StrataException refused(RpcClient c, InetSocketAddress to, Message m) {
         try {
             Futures.join(c.call(to, m), T).close();
@@ -101,8 +91,25 @@ class UpAuthIT {
         return Credentials.of(Token.issue(key, role, subject, Instant.now(), Duration.ofHours(1)));
     }
 
+    /** The cluster's client certificate, as the native commands present it. */
+    private static TlsContext clusterTls;
+
     private static NodeContext ctx(String name, Credentials c) {
-        return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(c).build();
+        return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(c).tls(clusterTls).build();
+    }
+
+    private static <C extends AutoCloseable> C keep(List<AutoCloseable> open, C c) {
+        open.add(c);
+        return c;
+    }
+
+    /** What the peer sends until it closes (a TLS alert at most); a reset counts as closed. */
+    private static byte[] readToEnd(java.io.InputStream in) throws IOException {
+        try {
+            return in.readAllBytes();
+        } catch (java.net.SocketException reset) {
+            return new byte[0];
+        }
     }
 
     @Test
@@ -114,10 +121,17 @@ class UpAuthIT {
         try {
             Path keyFile = data.resolve(UpAuth.KEY_FILE);
             for (Path f : List.of(keyFile, data.resolve(UpAuth.ADMIN_TOKEN), data.resolve(UpAuth.CLIENT_TOKEN),
-                    data.resolve("storage-1/storage-1.token"))) {
+                    data.resolve("storage-1/storage-1.token"), data.resolve("tls/ca.key"), data.resolve("tls/ca.pem"),
+                    data.resolve("tls/storage-1.key"), data.resolve("tls/mgmtd.key"), data.resolve("tls/client.key"))) {
                 assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).as(f.toString()).isEqualTo("rw-------");
             }
-            assertThat(Files.readString(data.resolve("storage-1/storage-1.toml"))).contains("[auth]", "key-file", "token-file");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve("tls")))).isEqualTo("rwx------");
+            assertThat(Files.readString(data.resolve("storage-1/storage-1.toml"))).contains("[auth]", "key-file", "token-file", "[tls]", "ca-file");
+            assertThat(Files.readString(data.resolve(ClientSource.CLIENT_TOML))).contains("[tls]", "client.pem");
+            clusterTls = TlsContext.load(data.resolve("tls/client.pem"), data.resolve("tls/client.key"), data.resolve("tls/ca.pem"),
+                    TlsEngine.resolve("auto"));
+            NodeContext anonymousCtx = keep(open, NodeContext.builder("anonymous").eventLoopThreads(1).blockingThreads(1).tls(clusterTls).build());
+            RpcClient anonymous = keep(open, new RpcClient(anonymousCtx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS));
             ClusterKey key = ClusterKey.read(keyFile);
             Map<String, Integer> ports = rpcPorts(data);
             assertThat(ports.keySet()).contains("mgmtd", "meta", "storage-1", "storage-2", "storage-3", "l2-1", "l2-2");
@@ -130,17 +144,37 @@ class UpAuthIT {
             open.add(schedulerCtx);
             RpcClient scheduler = new RpcClient(schedulerCtx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS);
             open.add(scheduler);
+            NodeContext plainCtx = keep(open, NodeContext.builder("plaintext").eventLoopThreads(1).blockingThreads(1)
+                    .credentials(Credentials.read(data.resolve(UpAuth.ADMIN_TOKEN))).build());
+            RpcClient plain = keep(open, new RpcClient(plainCtx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS));
+            CertificateAuthority otherCa = CertificateAuthority.generate("other", Instant.now(), Duration.ofDays(1));
+            CertificateAuthority.Issued stray = otherCa.issue("stray", List.of("localhost", "127.0.0.1"), Instant.now(), Duration.ofDays(1));
+            NodeContext strayCtx = keep(open, NodeContext.builder("stray").eventLoopThreads(1).blockingThreads(1)
+                    .credentials(Credentials.read(data.resolve(UpAuth.ADMIN_TOKEN)))
+                    .tls(TlsContext.of(List.of(stray.certificate()), stray.key(), List.of(CertificateAuthority.read(
+                            data.resolve("tls/ca.pem"), data.resolve("tls/ca.key")).certificate(), otherCa.certificate()), TlsEngine.resolve("auto")))
+                    .build());
+            RpcClient strayClient = keep(open, new RpcClient(strayCtx, Protocol.of(CoreMessages.TYPES), RpcOptions.DEFAULTS));
             for (Map.Entry<String, Integer> e : ports.entrySet()) {
                 InetSocketAddress a = new InetSocketAddress("127.0.0.1", e.getValue());
+                // plaintext, even with the admin token: the port speaks TLS only and hangs up at once
+                long t0 = System.nanoTime();
                 try (Socket s = new Socket(a.getAddress(), a.getPort())) {
                     s.setSoTimeout((int) T.toMillis());
                     s.getOutputStream().write(ping(1));
-                    DataInputStream in = new DataInputStream(s.getInputStream());
-                    Answer no = answer(in);
-                    assertThat(no.status()).as(e.getKey()).isEqualTo(Status.UNAUTHENTICATED);
-                    assertThat(no.message()).as(e.getKey()).contains("requires authentication", "must be Authenticate");
-                    assertThat(in.read()).as("%s closes the connection", e.getKey()).isEqualTo(-1);
+                    byte[] back = readToEnd(s.getInputStream());
+                    assertThat(back.length >= 2 && back[0] == 0x53 && back[1] == 0x54).as("%s answered a plaintext frame", e.getKey()).isFalse();
                 }
+                assertThat(Duration.ofNanos(System.nanoTime() - t0)).as(e.getKey()).isLessThan(Duration.ofSeconds(5));
+                StrataException clear = refused(plain, a, new CoreMessage.Ping(2));
+                assertThat(clear.status()).as(e.getKey()).isIn(Status.CONNECTION_LOST, Status.CONNECTION_FAILED);
+                // TLS with a certificate of another CA (and the admin token): refused in the handshake
+                StrataException strayCert = refused(strayClient, a, new CoreMessage.Ping(2));
+                assertThat(strayCert.status()).as(e.getKey()).isIn(Status.CONNECTION_LOST, Status.CONNECTION_FAILED);
+                assertThat(strayCert.getMessage()).as(e.getKey()).containsIgnoringCase("TLS");
+                // TLS with the cluster's certificate but no token, or another cluster's token: authentication still holds
+                StrataException bare = refused(anonymous, a, new CoreMessage.Ping(2));
+                assertThat(bare.status()).as(e.getKey()).isEqualTo(Status.UNAUTHENTICATED);
                 StrataException other = refused(foreign, a, new CoreMessage.Ping(2));
                 assertThat(other.status()).as(e.getKey()).isEqualTo(Status.UNAUTHENTICATED);
                 assertThat(other.getMessage()).as(e.getKey()).contains("signature does not match");
@@ -184,6 +218,9 @@ class UpAuthIT {
             assertThat(admin.statusCode()).as(admin.body()).isEqualTo(200);
 
             // the CLI presents the data directory's tokens; a token it issues works
+            CliTest.Run ping = CliTest.strata("ping", "-c", "1", "--config", data.resolve(ClientSource.CLIENT_TOML).toString(),
+                    "127.0.0.1:" + ports.get("meta"));
+            assertThat(ping.code()).as(ping.err()).isZero();
             CliTest.Run nodes = CliTest.strata("admin", "nodes", d);
             assertThat(nodes.code()).as(nodes.err()).isZero();
             assertThat(CliTest.strata("mkdir", "-p", "/a", d).code()).isZero();

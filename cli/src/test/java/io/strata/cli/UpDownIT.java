@@ -96,7 +96,8 @@ class UpDownIT {
             assertThat(bare.out()).contains(policy.out());
             String mgmtd = UpLayout.find(data).orElseThrow().mgmtdAddress();
             CliTest.Run byManager = strataWithEnv(local, Map.of("STRATA_MGMTD", mgmtd, "STRATA_DATA", local.resolve("none").toString()),
-                    "ls", "/ds/a", "--token-file", data.resolve(UpAuth.CLIENT_TOKEN).toString());
+                    "ls", "/ds/a", "--token-file", data.resolve(UpAuth.CLIENT_TOKEN).toString(),
+                    "--tls-config", data.resolve(ClientSource.CLIENT_TOML).toString());
             assertThat(byManager.code()).as(byManager.out()).isZero();
             assertThat(byManager.out().lines()).contains("src.bin");
             if (noFuse.isEmpty()) {

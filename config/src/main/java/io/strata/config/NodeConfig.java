@@ -16,10 +16,11 @@ import java.nio.file.Path;
  * metrics = "127.0.0.1:9190" # optional Prometheus endpoint
  * [rpc]                      # see RpcConfig
  * [auth]                     # see AuthConfig; absent: authentication off
+ * [tls]                      # see TlsConfig; absent: plaintext RPC
  * </pre>
  */
 public record NodeConfig(String name, InetSocketAddress listen, Path data, Transport transport,
-                         InetSocketAddress metrics, RpcOptions rpc, AuthConfig auth) {
+                         InetSocketAddress metrics, RpcOptions rpc, AuthConfig auth, TlsConfig tls) {
 
     public static NodeConfig read(ConfigNode root, String defaultName) {
         ConfigNode n = root.section("node");
@@ -43,7 +44,8 @@ public record NodeConfig(String name, InetSocketAddress listen, Path data, Trans
         } catch (IllegalArgumentException e) {
             throw new ConfigException("rpc", e.getMessage());
         }
-        return new NodeConfig(name, listen, data == null ? null : Path.of(data), transport, metrics, rpc, AuthConfig.read(root));
+        return new NodeConfig(name, listen, data == null ? null : Path.of(data), transport, metrics, rpc, AuthConfig.read(root),
+                TlsConfig.read(root));
     }
 
     /** The data directory, which this daemon needs. */

@@ -9,6 +9,7 @@ import io.strata.core.auth.Credentials;
 import io.strata.core.auth.TokenVerifier;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.Transport;
+import io.strata.core.tls.TlsContext;
 import io.strata.core.time.StrataClock;
 import java.time.Duration;
 import java.util.Optional;
@@ -32,6 +33,9 @@ import java.util.random.RandomGenerator;
  * verifier the servers accept unauthenticated connections (tests, hand-written configs without
  * an {@code [auth]} table).
  *
+ * <p>Likewise its {@link #tls()} context: with one, every RPC server of the process speaks only
+ * mutual TLS and every RPC client dials with it; without one, both speak plaintext.
+ *
  * <p>Executors: {@link #scheduler()} for timers and short tasks, {@link #blocking()} for disk and
  * LMDB work that may block, {@link #eventLoops()} for network I/O only. Never the common pool.
  * The context owns them and shuts them down in {@link #close()}.
@@ -49,6 +53,7 @@ public final class NodeContext implements AutoCloseable {
     private final EventLoopGroup eventLoops;
     private final Credentials credentials;
     private final TokenVerifier verifier;
+    private final TlsContext tls;
 
     private NodeContext(Builder b) {
         this.name = b.name;
@@ -60,6 +65,7 @@ public final class NodeContext implements AutoCloseable {
         this.transport = b.transport;
         this.credentials = b.credentials;
         this.verifier = b.verifier;
+        this.tls = b.tls;
         ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(
                 b.schedulerThreads, named(name + "-sched", true));
         s.setRemoveOnCancelPolicy(true);
@@ -127,6 +133,11 @@ public final class NodeContext implements AutoCloseable {
         return Optional.ofNullable(verifier);
     }
 
+    /** The TLS this process's servers require and its clients dial with; empty: plaintext. */
+    public Optional<TlsContext> tls() {
+        return Optional.ofNullable(tls);
+    }
+
     public ExecutorService blocking() {
         return blocking;
     }
@@ -170,6 +181,7 @@ public final class NodeContext implements AutoCloseable {
         private int eventLoopThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
         private Credentials credentials;
         private TokenVerifier verifier;
+        private TlsContext tls;
 
         private Builder(String name) {
             this.name = name;
@@ -209,6 +221,12 @@ public final class NodeContext implements AutoCloseable {
         /** Makes this process's RPC servers require a token that {@code verifier} accepts (null: they do not). */
         public Builder verifier(TokenVerifier verifier) {
             this.verifier = verifier;
+            return this;
+        }
+
+        /** Makes this process's RPC servers and clients speak mutual TLS with {@code tls} (null: plaintext). */
+        public Builder tls(TlsContext tls) {
+            this.tls = tls;
             return this;
         }
 

@@ -4,15 +4,18 @@ import io.strata.bench.RpcBench;
 import io.strata.config.Durations;
 import io.strata.core.DataSize;
 import io.strata.core.rpc.Transport;
+import io.strata.core.tls.TlsEngine;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code strata bench rpc}: the RPC layer against raw Netty and iperf3. */
-@Command(name = "rpc", mixinStandardHelpOptions = true, description = "Bulk transfer over the RPC layer vs raw Netty (and iperf3) on loopback.",
-        footerHeading = "%nExamples:%n", footer = {"  strata bench rpc --sizes 1MiB --streams 1,8 --no-iperf"})
+/** {@code strata bench rpc}: the RPC layer against raw Netty and iperf3, and over TLS against plaintext. */
+@Command(name = "rpc", mixinStandardHelpOptions = true,
+        description = "Bulk transfer over the RPC layer vs raw Netty (and iperf3) on loopback, then over mutual TLS vs plaintext.",
+        footerHeading = "%nExamples:%n", footer = {"  strata bench rpc --sizes 1MiB --streams 1,8 --no-iperf",
+                "  strata bench rpc --sizes 1MiB --streams 1,8 --tls openssl,jdk --no-iperf"})
 public final class BenchRpcCommand implements Callable<Integer> {
     @Option(names = "--sizes", defaultValue = "1MiB,64KiB", split = ",", description = "Payload sizes (default ${DEFAULT-VALUE}).")
     List<String> sizes;
@@ -32,6 +35,10 @@ public final class BenchRpcCommand implements Callable<Integer> {
     @Option(names = "--no-iperf", description = "Skip the iperf3 baseline.")
     boolean noIperf;
 
+    @Option(names = "--tls", defaultValue = "auto", split = ",",
+            description = "TLS engines to compare with plaintext: auto, openssl, jdk (comma-separated), or none (default ${DEFAULT-VALUE}).")
+    List<String> tls;
+
     @Override
     public Integer call() throws Exception {
         List<DataSize> s = new ArrayList<>();
@@ -42,7 +49,13 @@ public final class BenchRpcCommand implements Callable<Integer> {
         if (rounds < 1) {
             throw new IllegalArgumentException("--rounds must be at least 1");
         }
-        RpcBench.run(new RpcBench.Options(s, streams, Durations.parse(round), rounds, Transport.resolve(transport), !noIperf),
+        List<TlsEngine> engines = new ArrayList<>();
+        for (String e : tls) {
+            if (!e.equalsIgnoreCase("none")) {
+                engines.add(TlsEngine.resolve(e));
+            }
+        }
+        RpcBench.run(new RpcBench.Options(s, streams, Durations.parse(round), rounds, Transport.resolve(transport), !noIperf, engines),
                 BenchArgs.stdout());
         return 0;
     }

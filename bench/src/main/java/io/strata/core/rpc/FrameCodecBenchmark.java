@@ -49,7 +49,7 @@ public class FrameCodecBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        strataOut = new EmbeddedChannel(new FrameEncoder());
+        strataOut = new EmbeddedChannel(new FrameEncoder(false));
         strataIn = new EmbeddedChannel(new FrameDecoder(1 << 20, 1 << 24));
         rawOut = new EmbeddedChannel(new LengthFieldPrepender(4));
         rawIn = new EmbeddedChannel(new LengthFieldBasedFrameDecoder(1 << 24, 0, 4, 0, 4));

@@ -5,6 +5,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.strata.core.NodeContext;
@@ -34,6 +35,10 @@ import org.slf4j.LoggerFactory;
  * fails them, and every later call on this connection, with the server's UNAUTHENTICATED or
  * PERMISSION_DENIED.
  *
+ * <p>Over TLS ({@link NodeContext#tls()}) nothing is sent before the handshake completed; a
+ * failed handshake, or a server that refuses this side's certificate before it answered the
+ * {@code Authenticate}, fails the waiting calls with CONNECTION_FAILED and the TLS reason.
+ *
  * <p>All state is confined to the channel's event loop; {@link #call} hops there.
  */
 final class ClientConnection extends ChannelInboundHandlerAdapter {
@@ -45,6 +50,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private final RpcMetrics metrics;
     private final String peer;
     private final Credentials credentials;
+    /** An SslHandler is in front of this handler: start once its handshake succeeded. */
+    private final boolean tls;
     private final LongObjectHashMap<Call> pending = new LongObjectHashMap<>();
     private final ArrayDeque<Call> waiting = new ArrayDeque<>();
     private final EventLoop loop;
@@ -66,9 +73,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private volatile long quietSinceNanos;
 
     ClientConnection(NodeContext node, Protocol protocol, RpcOptions options, RpcMetrics metrics, String peer, EventLoop loop,
-                     Credentials credentials) {
+                     Credentials credentials, boolean tls) {
         this.node = node;
         this.credentials = credentials;
+        this.tls = tls;
         this.protocol = protocol;
         this.options = options;
         this.metrics = metrics;
@@ -135,6 +143,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             ctx.close();
             return;
         }
+        if (!tls) {
+            start();
+        }
+        ctx.fireChannelActive();
+    }
+
+    /** The connection carries frames now: authenticate, or let the waiting calls go. */
+    private void start() {
         if (credentials == null) {
             connected = true;
             drain();
@@ -143,7 +159,48 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             flusher.write(OutboundFrame.request(authId, (int) options.connectTimeout().toMillis(), CoreMessages.AUTHENTICATE,
                     new CoreMessage.Authenticate(credentials.token()), Payload.NONE));
         }
-        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof SslHandshakeCompletionEvent hs) {
+            if (hs.isSuccess()) {
+                if (!closed) {
+                    start();
+                }
+            } else {
+                tlsFailed(ctx, hs.cause());
+            }
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    /** The innermost message of {@code t}'s causes (the engines wrap the certificate checker's in generic ones). */
+    private static String reason(Throwable t) {
+        String why = null;
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c.getMessage() != null) {
+                why = c.getMessage();
+            } else if (why == null) {
+                why = c.getClass().getSimpleName();
+            }
+        }
+        if (t instanceof java.nio.channels.ClosedChannelException) {
+            return "the server closed the connection during the handshake (does it speak TLS?)";
+        }
+        return why == null ? "unknown reason" : why;
+    }
+
+    /** The TLS handshake failed, or the server refused this side's certificate right after it: no call goes out on this connection. */
+    private void tlsFailed(ChannelHandlerContext ctx, Throwable cause) {
+        String why = reason(cause);
+        closeReason = "TLS failed (" + why + ")";
+        if (!closed && !connected) {
+            metrics.tlsFailure();
+            LOG.warn("{}: TLS with {} failed: {}", node.name(), peer, why);
+            connectFailed(new StrataException(Status.CONNECTION_FAILED, "TLS with " + peer + " failed: " + why, cause));
+        }
+        ctx.close();
     }
 
     /** The server's answer to the handshake: calls go out now, or all fail with the refusal. */
@@ -396,6 +453,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             metrics.badFrame();
             closeReason = "malformed frame from server (" + c.getMessage() + "), connection closed";
             LOG.warn("{}: closing connection to {}: malformed frame: {}", node.name(), peer, c.getMessage());
+        } else if (c instanceof javax.net.ssl.SSLException && tls) {
+            tlsFailed(ctx, c);
+            return;
         } else if (c instanceof java.io.IOException) {
             closeReason = "connection failed (" + c.getMessage() + ")";
             LOG.debug("{}: connection to {} failed: {}", node.name(), peer, c.toString());

@@ -132,7 +132,10 @@ final class FrameDecoder extends ByteToMessageDecoder {
         // Check what has arrived of the header at once, so that a stranger (say an HTTP client)
         // is turned away without waiting for a full header.
         if (have >= 2 && in.getUnsignedShort(base) != Frame.MAGIC) {
-            throw new Wire.Malformed(String.format("bad magic 0x%04x (not a Strata peer?)", in.getUnsignedShort(base)));
+            int magic = in.getUnsignedShort(base);
+            throw new Wire.Malformed(magic == 0x1603
+                    ? "a TLS handshake: the peer speaks TLS and this side does not (no [tls] in its config?)"
+                    : String.format("bad magic 0x%04x (not a Strata peer?)", magic));
         }
         if (have >= 3 && in.getUnsignedByte(base + 2) != Frame.VERSION) {
             throw new Wire.Malformed("unsupported wire version " + in.getUnsignedByte(base + 2)

@@ -8,11 +8,17 @@ import java.util.List;
 /**
  * Encodes an {@link OutboundFrame}: one small buffer with the 28-byte header and the message
  * body, then the payload as it is (a ByteBuf, or a file region sent with sendfile). The payload
- * is never copied. The frame itself is released by the base class after encoding.
+ * is never copied, except a file region under TLS: the SslHandler encrypts buffers only, so
+ * the slice is read into one here. The frame itself is released by the base class after
+ * encoding.
  */
 final class FrameEncoder extends MessageToMessageEncoder<OutboundFrame> {
-    FrameEncoder() {
+    private final boolean readFiles;
+
+    /** {@code readFiles}: send file payloads as buffers read from them (a TLS pipeline) instead of file regions. */
+    FrameEncoder(boolean readFiles) {
         super(OutboundFrame.class);
+        this.readFiles = readFiles;
     }
 
     @Override
@@ -43,16 +49,46 @@ final class FrameEncoder extends MessageToMessageEncoder<OutboundFrame> {
             head.release();
             throw e; // the frame (and its payload) is released by MessageToMessageEncoder
         }
-        out.add(head);
-        switch (f.takePayload()) {
-            case Payload.Bytes b -> {
-                if (b.buf().isReadable()) {
-                    out.add(b.buf());
-                } else {
+        Object payload;
+        try {
+            payload = switch (f.takePayload()) {
+                case Payload.Bytes b -> {
+                    if (b.buf().isReadable()) {
+                        yield b.buf();
+                    }
                     b.release();
+                    yield null;
                 }
+                case Payload.FileSlice s -> readFiles ? read(ctx, s) : s.toRegion();
+            };
+        } catch (RuntimeException e) {
+            head.release(); // nothing of the frame goes out: a header without its payload would corrupt the stream
+            throw e;
+        }
+        out.add(head);
+        if (payload != null) {
+            out.add(payload);
+        }
+    }
+
+    /** The bytes of {@code s} in a new buffer; the slice's channel is closed either way. */
+    private static ByteBuf read(ChannelHandlerContext ctx, Payload.FileSlice s) {
+        ByteBuf buf = ctx.alloc().ioBuffer((int) s.length());
+        try {
+            long pos = s.position();
+            while (buf.writerIndex() < s.length()) {
+                int n = buf.writeBytes(s.channel(), pos, (int) (s.length() - buf.writerIndex()));
+                if (n < 0) {
+                    throw new java.io.EOFException("file payload ends " + (s.length() - buf.writerIndex()) + " bytes early");
+                }
+                pos += n;
             }
-            case Payload.FileSlice s -> out.add(s.toRegion());
+            return buf;
+        } catch (java.io.IOException e) {
+            buf.release();
+            throw new java.io.UncheckedIOException("cannot read a file payload: " + e.getMessage(), e);
+        } finally {
+            s.release();
         }
     }
 }

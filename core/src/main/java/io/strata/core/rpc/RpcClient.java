@@ -10,6 +10,7 @@ import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.auth.Credentials;
+import io.strata.core.tls.TlsContext;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +27,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * a call is never sent into a connection the server is closing.
  *
  * <p>When the node context has {@link NodeContext#credentials() credentials}, every new
- * connection first authenticates with them, before any call goes out on it.
+ * connection first authenticates with them, before any call goes out on it. When it has a
+ * {@link NodeContext#tls() TLS context}, connections are mutual TLS, and the server's
+ * certificate must name the host of the address called.
  *
  * <p>Buffer ownership: the payload given to {@link #call} belongs to the client from then on,
  * even when the call fails; the payload of a {@link Response} belongs to the caller.
@@ -37,6 +40,7 @@ public final class RpcClient implements AutoCloseable {
     private final RpcOptions options;
     private final RpcMetrics metrics;
     private final Credentials credentials;
+    private final TlsContext tls;
     private final ConcurrentHashMap<InetSocketAddress, Peer> peers = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -46,6 +50,7 @@ public final class RpcClient implements AutoCloseable {
         this.options = options;
         this.metrics = new RpcMetrics(ctx.meters(), "client");
         this.credentials = ctx.credentials().orElse(null);
+        this.tls = ctx.tls().orElse(null);
     }
 
     public RpcOptions options() {
@@ -128,7 +133,7 @@ public final class RpcClient implements AutoCloseable {
         private ClientConnection connect() {
             String name = address.getHostString() + ":" + address.getPort();
             EventLoop loop = ctx.eventLoops().next();
-            ClientConnection handler = new ClientConnection(ctx, protocol, options, metrics, name, loop, credentials);
+            ClientConnection handler = new ClientConnection(ctx, protocol, options, metrics, name, loop, credentials, tls != null);
             Bootstrap b = new Bootstrap()
                     .group(loop)
                     .channel(ctx.transport().socketChannel())
@@ -140,9 +145,12 @@ public final class RpcClient implements AutoCloseable {
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (tls != null) {
+                                ch.pipeline().addLast("tls", tls.clientHandler(ch.alloc(), address.getHostString(), address.getPort()));
+                            }
                             ch.pipeline()
                                     .addLast("frames", new FrameDecoder(options.maxBodyBytes(), (int) options.maxPayload().bytes()))
-                                    .addLast("encoder", new FrameEncoder())
+                                    .addLast("encoder", new FrameEncoder(tls != null))
                                     .addLast("client", handler);
                         }
                     });

@@ -12,7 +12,9 @@ import java.util.concurrent.TimeUnit;
  * (payload bytes, by direction) and {@code strata.rpc.bad.frames}; on servers also
  * {@code strata.rpc.connections.refused} (connections closed at accept because the server had
  * {@link RpcOptions#maxConnections()} open) and {@code strata.rpc.connections.timed.out}
- * (connections closed by the server, by {@code timeout}: {@code idle} or {@code read}).
+ * (connections closed by the server, by {@code timeout}: {@code idle} or {@code read}); and
+ * {@code strata.rpc.tls.failures} (connections whose TLS handshake failed: a plaintext peer, a
+ * certificate of another CA or expired), by side.
  */
 final class RpcMetrics {
     private final MeterRegistry registry;
@@ -21,6 +23,7 @@ final class RpcMetrics {
     private final Counter bytesIn;
     private final Counter bytesOut;
     private final Counter badFrames;
+    private final Counter tlsFailures;
 
     RpcMetrics(MeterRegistry registry, String side) {
         this.registry = registry;
@@ -29,6 +32,7 @@ final class RpcMetrics {
         this.bytesOut = Counter.builder("strata.rpc.bytes").tag("side", side).tag("direction", "out")
                 .baseUnit("bytes").register(registry);
         this.badFrames = Counter.builder("strata.rpc.bad.frames").tag("side", side).register(registry);
+        this.tlsFailures = Counter.builder("strata.rpc.tls.failures").tag("side", side).register(registry);
     }
 
     void call(String message, String status, long nanos) {
@@ -56,6 +60,10 @@ final class RpcMetrics {
 
     void badFrame() {
         badFrames.increment();
+    }
+
+    void tlsFailure() {
+        tlsFailures.increment();
     }
 
     void connectionRefused() {

@@ -14,6 +14,7 @@ import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.auth.Role;
+import io.strata.core.tls.TlsContext;
 import java.net.InetSocketAddress;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -46,6 +47,12 @@ import org.slf4j.LoggerFactory;
  * restricted further to some roles ({@link Builder#allow}): another role's request is answered
  * PERMISSION_DENIED before its handler runs. Without a verifier, both are ignored.
  *
+ * <p>When the node context has a {@link NodeContext#tls() TLS context}, every connection is
+ * mutual TLS before anything else: a peer that speaks plaintext, or whose certificate the
+ * cluster CA did not sign or has expired, fails the handshake and is disconnected (counted in
+ * {@code strata.rpc.tls.failures}); one that says nothing is closed after Netty's handshake
+ * timeout (10 s).
+ *
  * <pre>{@code
  * RpcServer server = RpcServer.builder(ctx, protocol)
  *     .handle(CoreMessages.PING, req -> CompletableFuture.completedFuture(Reply.of(new Pong(...))))
@@ -76,6 +83,7 @@ public final class RpcServer implements AutoCloseable {
         Map<Integer, Registered<?>> handlers = Map.copyOf(b.handlers);
         Set<Role> admitted = Set.copyOf(b.admitted);
         RpcOptions o = b.options;
+        TlsContext tls = ctx.tls().orElse(null);
         this.maxConnections = o.maxConnections();
         this.nextRefusalLog = new AtomicLong(ctx.clock().nanoTime());
         ServerBootstrap sb = new ServerBootstrap()
@@ -98,12 +106,15 @@ public final class RpcServer implements AutoCloseable {
                             return;
                         }
                         connections.add(ch);
+                        if (tls != null) {
+                            ch.pipeline().addLast("tls", tls.serverHandler(ch.alloc()));
+                        }
                         FrameDecoder frames = new FrameDecoder(o.maxBodyBytes(), (int) o.maxPayload().bytes());
                         ch.pipeline()
                                 .addLast("idle", new IdleStateHandler(o.readTimeout().toNanos(), 0,
                                         o.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
                                 .addLast("frames", frames)
-                                .addLast("encoder", new FrameEncoder())
+                                .addLast("encoder", new FrameEncoder(tls != null))
                                 .addLast("server", new ServerConnection(ctx, b.protocol, handlers, admitted, o, metrics, frames));
                     }
                 });
@@ -115,7 +126,8 @@ public final class RpcServer implements AutoCloseable {
         } catch (Exception e) {
             throw new StrataException(Status.INTERNAL, "cannot listen on " + bindAddress + ": " + e.getMessage(), e);
         }
-        LOG.info("{}: RPC server listening on {} ({})", ctx.name(), address(), ctx.transport());
+        LOG.info("{}: RPC server listening on {} ({}, {})", ctx.name(), address(), ctx.transport(),
+                tls == null ? "plaintext" : tls);
     }
 
     /** Takes a connection slot for {@code ch} until it closes, or closes it when none is free. */

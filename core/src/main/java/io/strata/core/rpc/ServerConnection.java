@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.strata.core.NodeContext;
@@ -336,6 +337,14 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof SslHandshakeCompletionEvent hs && !hs.isSuccess()) {
+            // a plaintext peer, a certificate of another CA, an expired one: the SslHandler closes the connection
+            metrics.tlsFailure();
+            LOG.debug("{}: TLS handshake with {} failed: {}", node.name(), ctx.channel().remoteAddress(), String.valueOf(hs.cause()));
+            open = false;
+            ctx.close();
+            return;
+        }
         if (!(evt instanceof IdleStateEvent idle)) {
             ctx.fireUserEventTriggered(evt);
             return;

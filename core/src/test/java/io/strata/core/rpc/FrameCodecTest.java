@@ -17,7 +17,7 @@ class FrameCodecTest {
 
     /** Encodes a frame and returns its bytes as one buffer (owned by the caller). */
     static ByteBuf encode(OutboundFrame f) {
-        EmbeddedChannel ch = new EmbeddedChannel(new FrameEncoder());
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameEncoder(false));
         ch.writeOutbound(f);
         ByteBuf all = Unpooled.buffer();
         for (Object o; (o = ch.readOutbound()) != null; ) {
