@@ -59,7 +59,7 @@ final class AdminScrub extends AdminCommand.Call {
             return "No storage target is registered with the cluster manager.\n";
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (NodeContext ctx = ClientSource.context("strata-admin-scrub", source.adminCredentials());
+        try (NodeContext ctx = ClientSource.context("strata-admin-scrub", source.adminCredentials(), source.tls());
              RpcClient rpc = new RpcClient(ctx, StorageMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
             List<Row> rows = ask(rpc, r, storage, start, t);
             while (await && rows.stream().anyMatch(x -> x.scrub != null && x.scrub.running())) {
