@@ -78,10 +78,11 @@ final class AdminScrub extends AdminCommand.Call {
     }
 
     /** One target's answer, or why its node did not answer. */
-    private record Row(NodeInfo node, TargetScrub scrub, String error) {
+    record Row(NodeInfo node, TargetScrub scrub, String error) {
     }
 
-    private static List<Row> ask(RpcClient rpc, RoutingInfo r, TreeSet<NodeId> storage, boolean start, Duration t) {
+    /** Every storage node's scrub report ({@code start}: after starting passes). */
+    static List<Row> ask(RpcClient rpc, RoutingInfo r, TreeSet<NodeId> storage, boolean start, Duration t) {
         List<Row> rows = new ArrayList<>();
         for (NodeId id : storage) {
             NodeInfo n = r.node(id);

@@ -46,6 +46,7 @@ import picocli.CommandLine.Option;
                 CkptCommand.class,
                 PrefetchCommand.class,
                 CacheCommand.class,
+                StatsCommand.class,
                 MountCommand.class,
                 MountCommand.Umount.class,
                 FsCommands.Ls.class,

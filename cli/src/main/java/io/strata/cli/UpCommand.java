@@ -170,7 +170,11 @@ final class UpCommand implements Callable<Integer> {
                 throw e;
             }
         }
+        Path prometheus = MetricsTargets.writePrometheusConfig(dir);
         report(out, dir, layout, started, noFuse);
+        out.println("Metrics:        strata stats --data " + dir.root + " (one line a second); Prometheus: prometheus --config.file="
+                + prometheus);
+        out.flush();
         if (foreground) {
             CountDownLatch forever = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> DownCommand.stopAll(dir, out)));

@@ -146,9 +146,11 @@ class ScrubTest {
         }
     }
 
-    @Test
-    void anUpdateNeverBuildsOnACorruptCopy() throws Exception {
-        try (StorageCluster f = StorageCluster.builder(dir, 63).nodes(3).chains(1).scrub(ScrubOptions.ON_DEMAND).start()) {
+    @org.junit.jupiter.params.ParameterizedTest(name = "pipelined: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void anUpdateNeverBuildsOnACorruptCopy(boolean pipelined) throws Exception {
+        try (StorageCluster f = StorageCluster.builder(dir, 63).nodes(3).chains(1).scrub(ScrubOptions.ON_DEMAND).pipeline(pipelined)
+                .start()) {
             StorageClient c = f.client("c");
             ChunkAddress a = StorageCluster.chunk(72, 0, 1, SIZE);
             byte[] data = write(c, a, 200_000, 4);
@@ -161,7 +163,9 @@ class ScrubTest {
                 assertThat(healthy(f, n, a)).as("node %d", n).isTrue();
                 assertThat(readFrom(c, a, n)).as("node %d", n).isEqualTo(data);
             }
-            assertThat(report(f, 1).repaired() + report(f, 2).repaired()).as("both repaired before the update").isEqualTo(2);
+            if (!pipelined) {
+                assertThat(report(f, 1).repaired() + report(f, 2).repaired()).as("both repaired before the update").isEqualTo(2);
+            } // pipelined, the tail commits first and each damaged replica catches up from the tail's copy
 
             // a damaged block the update does not touch keeps its old CRC: still caught, never read
             ChunkAddress b = StorageCluster.chunk(72, 1, 1, SIZE);

@@ -331,11 +331,14 @@ final class CraqService {
         }
         // only the local write takes a slot: a slot held across the forward could wait on a
         // successor whose slots wait on this node (two chains with heads on each other's disks)
-        CompletableFuture<ChunkMeta> local = node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
-                        () -> engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail))
-                .exceptionallyCompose(err -> repairedBase(view, a, err)
+        CompletableFuture<ChunkMeta> applied = node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
+                () -> engine.applyAsync(base, update, payload, fwd.version(), view.version(), tail));
+        // a damaged base is repaired from another replica first; when pipelined, the chain is ahead
+        // of this replica by then, so it catches up from the tail instead (below), which also
+        // keeps two replicas repairing from each other from waiting on each other's stores
+        CompletableFuture<ChunkMeta> local = (pipelined ? applied : applied.exceptionallyCompose(err -> repairedBase(view, a, err)
                         .thenCompose(fixed -> node.scheduler(view.self()).submit(fwd.qos(), payload.readableBytes(),
-                                () -> engine.applyAsync(fixed, update, payload, fwd.version(), view.version(), tail))))
+                                () -> engine.applyAsync(fixed, update, payload, fwd.version(), view.version(), tail)))))
                 .whenComplete((w, e) -> {
                     if (e == null) {
                         receiver.stored(view, a.id());
@@ -360,15 +363,24 @@ final class CraqService {
         }, deadline);
         return both(local, remote).thenCompose(r -> {
             if (r.localError() != null) {
-                if (r.remoteError() == null) {
-                    // the successor stored a version this replica does not have: never serve or build on
-                    // the stale copy here; the next update or read of the chunk catches up first
-                    behind.add(key);
-                    LOG.warn("{}: storing v{} of chunk {} failed after {} stored it ({}); the chunk catches up from the tail "
-                            + "before this replica serves or updates it again", node.context().name(), fwd.version(), a.id(),
-                            succ.get(), r.localError().toString());
+                // the successor may hold (and the tail may have committed) a version this replica does
+                // not: even when the forward failed, its answer may have been lost after the tail
+                // committed. Never serve or build on the copy here: catch up from the tail first.
+                behind.add(key);
+                LOG.warn("{}: storing v{} of chunk {} failed while it was forwarded to {} ({}; the forward {}); catching the "
+                                + "chunk up from the tail", node.context().name(), fwd.version(), a.id(), succ.get(),
+                        r.localError().toString(), r.remoteError() == null ? "succeeded" : "failed: " + r.remoteError());
+                if (r.remoteError() != null) {
+                    return CompletableFuture.failedFuture(r.localError());
                 }
-                return CompletableFuture.failedFuture(r.localError());
+                // the version is committed from the successor to the tail: the tail's copy is this
+                // update's result, and once installed here the update is stored on this replica too
+                return catchUp(view, a, deadline).thenApply(caught -> {
+                    if (caught.committedVersion() != fwd.version()) {
+                        throw new CompletionException(r.localError());
+                    }
+                    return new Stored(caught, CompletableFuture.completedFuture(null), r.ack().map(x -> x.replicas() + 1).orElse(1));
+                });
             }
             if (r.remoteError() != null) {
                 return CompletableFuture.failedFuture(r.remoteError());
