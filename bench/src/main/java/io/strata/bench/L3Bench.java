@@ -334,6 +334,16 @@ public final class L3Bench {
                         i, i == 1 ? "head" : i == 2 ? "middle" : "tail", op == null ? 0 : op.mean(TimeUnit.MILLISECONDS),
                         w == null ? 0 : w.mean(TimeUnit.MILLISECONDS), c == null ? 0 : c.mean(TimeUnit.MILLISECONDS), c == null ? 0 : c.count()));
             }
+            // how the reads spread over the replicas (the client reads any serving replica of a clean chunk)
+            double[] reads = new double[4];
+            double allReads = 0;
+            for (int i = 1; i <= 3; i++) {
+                reads[i] = meters(i).find("strata.storage.requests").tag("op", "read").counters().stream().mapToDouble(c -> c.count()).sum();
+                allReads += reads[i];
+            }
+            per.append(String.format(Locale.ROOT, "%n  reads served: head %.0f%%, middle %.0f%%, tail %.0f%% of %.0f",
+                    100 * reads[1] / Math.max(1, allReads), 100 * reads[2] / Math.max(1, allReads), 100 * reads[3] / Math.max(1, allReads),
+                    allReads));
             return per + "\n" + String.format(Locale.ROOT, "storage engines: %.0f replica writes, %.0f metadata group commits (%.2f per replica write),"
                     + " %s copied on write; mean data write+fdatasync %.1f ms, mean metadata commit %.1f ms",
                     writes, batches, batches / Math.max(1, writes), DataSize.human((long) copied), writeMs / Math.max(1, n), commitMs / Math.max(1, n));
