@@ -2,6 +2,7 @@ package io.strata.cli;
 
 import io.strata.config.Durations;
 import io.strata.core.auth.ClusterKey;
+import io.strata.core.auth.IdRanges;
 import io.strata.core.auth.Role;
 import io.strata.core.auth.Token;
 import java.nio.file.Files;
@@ -30,9 +31,14 @@ final class AdminToken {
             description = {"Print a new token for a role.", "",
                     "Signed with the cluster key (--key FILE, else the local cluster's DATA/" + UpAuth.KEY_FILE + "). A daemon that "
                             + "registers with the cluster manager needs its node id as subject (node-N); roles: storage, l2, meta, "
-                            + "mgmtd, client, scheduler, admin."},
+                            + "mgmtd, client, scheduler, admin.", "",
+                    "A client token acts on the meta service for the uids of --uids and the gids (primary and "
+                            + "supplementary) of --gids only; without them, for every id but 0. Root (0) claimed by a "
+                            + "token whose range does not name 0 is squashed to nobody (65534)."},
             footerHeading = "%nExamples:%n",
             footer = {"  strata admin token create --role scheduler --ttl 90d --subject slurm",
+                    "  strata admin token create --role client --ttl 30d --subject lab \\",
+                    "        --uids 1000-1999 --gids 100,1000-1999",
                     "  strata admin token create --role storage --ttl 365d --subject node-4 \\",
                     "        --key /etc/strata/cluster.key"})
     static final class Create implements Callable<Integer> {
@@ -44,6 +50,13 @@ final class AdminToken {
 
         @Option(names = "--subject", paramLabel = "NAME", description = "Who holds it: a node id (node-N) or a name (default: the role).")
         String subject;
+
+        @Option(names = "--uids", paramLabel = "IDS",
+                description = "Client tokens: the uids it may act for, e.g. 1000-1999 or 0,1000-1999 (all: every uid, root's too).")
+        String uids;
+
+        @Option(names = "--gids", paramLabel = "IDS", description = "Client tokens: the gids it may act for, e.g. 100,1000-1999.")
+        String gids;
 
         @Option(names = "--key", paramLabel = "FILE", description = "The cluster key file (default: the local cluster's).")
         Path key;
@@ -62,14 +75,31 @@ final class AdminToken {
             if (d.isNegative() || d.isZero()) {
                 throw new IllegalArgumentException("--ttl must be positive, got " + ttl);
             }
+            if ((uids != null || gids != null) && r != Role.CLIENT) {
+                throw new IllegalArgumentException("--uids and --gids apply to client tokens only, not " + r
+                        + " (admin and daemon tokens act for any user)");
+            }
+            IdRanges u = ranges("--uids", uids);
+            IdRanges g = ranges("--gids", gids);
             Path file = key != null ? key : ClusterDir.resolve(data).root.resolve(UpAuth.KEY_FILE);
             if (!Files.exists(file)) {
                 throw new IllegalArgumentException("no cluster key at " + file + ": give --key FILE (or --data DIR of a `strata up` cluster)");
             }
-            String token = Token.issue(ClusterKey.read(file), r, subject != null ? subject : r.id(), Instant.now(), d);
+            String token = Token.issue(ClusterKey.read(file), r, subject != null ? subject : r.id(), Instant.now(), d, u, g);
             spec.commandLine().getOut().println(token);
             spec.commandLine().getOut().flush();
             return 0;
+        }
+
+        private static IdRanges ranges(String option, String text) {
+            if (text == null) {
+                return null;
+            }
+            try {
+                return IdRanges.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(option + " " + e.getMessage());
+            }
         }
     }
 }
