@@ -5,10 +5,15 @@ import io.strata.core.auth.ClusterKey;
 import io.strata.core.auth.IdRanges;
 import io.strata.core.auth.Role;
 import io.strata.core.auth.Token;
+import io.strata.core.util.Futures;
+import io.strata.protocol.mgmtd.MgmtdClient;
+import io.strata.protocol.mgmtd.MgmtdMessage.Revocation;
+import io.strata.protocol.mgmtd.RevocationWatcher;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -19,10 +24,12 @@ import picocli.CommandLine.Option;
  * the key file, not the cluster: whoever can read the key can mint any identity.
  */
 @Command(name = "token", mixinStandardHelpOptions = true,
-        description = {"Issue tokens signed with the cluster key (docs/security.md)."},
-        subcommands = AdminToken.Create.class,
+        description = {"Issue tokens signed with the cluster key, revoke them (docs/security.md)."},
+        subcommands = {AdminToken.Create.class, AdminToken.Revoke.class, AdminToken.ListRevoked.class},
         footerHeading = "%nExamples:%n",
-        footer = {"  strata admin token create --role client --ttl 30d --subject alice"})
+        footer = {"  strata admin token create --role client --ttl 30d --subject alice",
+                "  strata admin token revoke 3f9c0e4e5a1b2c3d4e5f60718293a4b5",
+                "  strata admin token list-revoked"})
 final class AdminToken {
     private AdminToken() {
     }
@@ -101,5 +108,82 @@ final class AdminToken {
                 throw new IllegalArgumentException(option + " " + e.getMessage());
             }
         }
+    }
+
+    @Command(name = "revoke", mixinStandardHelpOptions = true,
+            description = {"Revoke a token at the cluster manager.", "",
+                    "Give the token itself, or its id (the 32 hex digits `strata admin token create` tokens carry, shown in "
+                            + "daemon logs). Every daemon that follows the manager refuses it within about "
+                            + "5 seconds, on new connections and on those it opened before. The revocation is kept "
+                            + "until the token expires (read from the token; for an id, --until, else for good). "
+                            + "Takes an admin token."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin token revoke \"$(cat lab.token)\"",
+                    "  strata admin token revoke 3f9c0e4e5a1b2c3d4e5f60718293a4b5 \\",
+                    "        --until 2026-01-01T00:00:00Z"})
+    static final class Revoke extends AdminCommand.Call {
+        @CommandLine.Parameters(paramLabel = "ID-OR-TOKEN", description = "The token (strata1....) or its id.")
+        String what;
+
+        @Option(names = "--until", paramLabel = "INSTANT",
+                description = "With an id: when the token expires (e.g. 2026-01-01T00:00:00Z); the revocation is dropped then.")
+        String until;
+
+        @Override
+        String run(MgmtdClient client, Duration t) {
+            String id;
+            long expires;
+            String who = "";
+            if (what.startsWith("strata1.")) {
+                Token claims = Token.peek(what.strip());
+                if (until != null) {
+                    throw new IllegalArgumentException("--until goes with a token id: a token carries its own expiry");
+                }
+                id = claims.id();
+                expires = claims.expiresAt().getEpochSecond();
+                who = " (role " + claims.role() + ", subject " + claims.subject() + ")";
+            } else {
+                id = what.strip().toLowerCase(java.util.Locale.ROOT);
+                if (!id.matches("[0-9a-f]{32}")) {
+                    throw new IllegalArgumentException("'" + what + "' is neither a token (strata1....) nor a token id (32 hex digits)");
+                }
+                expires = until == null ? Revocation.FOR_GOOD : parseInstant(until).getEpochSecond();
+            }
+            int held = Futures.join(client.revokeAsync(id, expires), t.plusSeconds(1));
+            return "revoked token " + id + who + " " + untilText(expires) + "; the manager holds " + held
+                    + " revocation(s); daemons refuse it within about " + RevocationWatcher.PERIOD.toSeconds() + " s\n";
+        }
+
+        private static Instant parseInstant(String s) {
+            try {
+                return Instant.parse(s);
+            } catch (java.time.format.DateTimeParseException e) {
+                throw new IllegalArgumentException("--until " + s + ": not an instant such as 2026-01-01T00:00:00Z");
+            }
+        }
+    }
+
+    @Command(name = "list-revoked", mixinStandardHelpOptions = true,
+            description = {"List the revoked tokens that have not expired yet."},
+            footerHeading = "%nExamples:%n",
+            footer = {"  strata admin token list-revoked"})
+    static final class ListRevoked extends AdminCommand.Call {
+        @Override
+        String run(MgmtdClient client, Duration t) {
+            List<Revocation> rs = Futures.join(client.revokedAsync(Duration.ofSeconds(5), t), t.plusSeconds(1));
+            if (rs.isEmpty()) {
+                return "No token is revoked.\n";
+            }
+            StringBuilder b = new StringBuilder(String.format(java.util.Locale.ROOT, "%-32s  %s%n", "TOKEN ID", "KEPT UNTIL"));
+            for (Revocation r : rs) {
+                b.append(String.format(java.util.Locale.ROOT, "%-32s  %s%n", r.tokenId(),
+                        r.expiresAt() == Revocation.FOR_GOOD ? "for good" : Instant.ofEpochSecond(r.expiresAt())));
+            }
+            return b.toString();
+        }
+    }
+
+    private static String untilText(long expires) {
+        return expires == Revocation.FOR_GOOD ? "for good" : "until " + Instant.ofEpochSecond(expires);
     }
 }
