@@ -3,6 +3,7 @@ package io.strata.cli;
 import io.strata.core.NodeId;
 import io.strata.core.auth.ClusterKey;
 import io.strata.core.auth.Credentials;
+import io.strata.core.auth.IdRanges;
 import io.strata.core.auth.Role;
 import io.strata.core.auth.Token;
 import io.strata.store.AtomicFiles;
@@ -18,6 +19,11 @@ import java.time.Instant;
  * subject its node id for the daemons that register with the manager, else its name), the
  * {@code client} token of the native commands and the mount ({@code DATA/client.token}) and the
  * {@code admin} token of {@code strata admin} ({@code DATA/admin.token}). All files 0600.
+ *
+ * <p>The client tokens (the native commands' and the mount's) may act for every uid and gid,
+ * root's included: whoever can read them can read the cluster key beside them and mint any
+ * token anyway, and the local mount is used by root as much as by its owner. Issue narrower
+ * ones ({@code strata admin token create --uids}) for mounts other users reach.
  */
 final class UpAuth {
     static final String KEY_FILE = "cluster.key";
@@ -82,7 +88,8 @@ final class UpAuth {
     }
 
     private static void issue(ClusterKey key, Role role, String subject, Path file) throws IOException {
-        AtomicFiles.plain().write(file, Token.issue(key, role, subject, Instant.now(), TTL) + "\n", false);
+        IdRanges ids = role == Role.CLIENT ? IdRanges.ALL : null;
+        AtomicFiles.plain().write(file, Token.issue(key, role, subject, Instant.now(), TTL, ids, ids) + "\n", false);
     }
 
     private static String esc(Path p) {

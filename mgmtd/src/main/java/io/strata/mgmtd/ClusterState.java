@@ -65,10 +65,11 @@ public final class ClusterState {
 
     private static final int SNAPSHOT_MAGIC = 0x534D4753; // "SMGS"
     /**
+     * 4: the revoked tokens follow the hints (format 3, without them, still reads).
      * 3: the scheduler hints follow the local states (format 2, without them, still reads). 2: the
      * routing part carries the L2 agents (format 1, without them, still reads).
      */
-    private static final int SNAPSHOT_FORMAT = 3;
+    private static final int SNAPSHOT_FORMAT = 4;
 
     private final TreeMap<NodeId, NodeInfo> nodes = new TreeMap<>();
     private final TreeMap<NodeId, NodeMeta> meta = new TreeMap<>();
@@ -83,6 +84,8 @@ public final class ClusterState {
     private long nextHintId = 1;
     /** The value bytes of all hints, against {@link StoredHint#MAX_TOTAL_BYTES}. */
     private long hintBytes;
+    /** Revoked token ids and until when (epoch seconds) each is kept: not part of routing either. */
+    private final TreeMap<String, Long> revoked = new TreeMap<>();
 
     public View view() {
         return view;
@@ -96,6 +99,7 @@ public final class ClusterState {
             case MgmtdCommand.CreateTable t -> createTable(t);
             case MgmtdCommand.PutHint p -> putHint(p);
             case MgmtdCommand.DeleteHint d -> deleteHint(d);
+            case MgmtdCommand.Revoke r -> revoke(r);
         };
         return o;
     }
@@ -304,6 +308,31 @@ public final class ClusterState {
         return hintDone(old.id(), old.version());
     }
 
+    // ---- revoked tokens: polled by the daemons, never part of routing -----------------------
+
+    private Outcome revoke(MgmtdCommand.Revoke r) {
+        revoked.values().removeIf(until -> until <= r.now());
+        MgmtdMessage.Revocation v = r.revocation();
+        Long had = revoked.get(v.tokenId());
+        if (had == null && revoked.size() >= MgmtdMessage.Revocation.MAX) {
+            return fail(Status.NO_SPACE, "the cluster manager holds " + revoked.size()
+                    + " revoked tokens, its limit: a revocation is dropped when its token expires; rotate the cluster key instead");
+        }
+        revoked.put(v.tokenId(), had == null ? v.expiresAt() : Math.max(had, v.expiresAt()));
+        return new Outcome(Status.OK, "", routingVersion, revoked.size(), 0);
+    }
+
+    /** The revocations still in force at {@code nowSeconds}, in token id order. */
+    public List<MgmtdMessage.Revocation> revoked(long nowSeconds) {
+        List<MgmtdMessage.Revocation> out = new ArrayList<>();
+        revoked.forEach((id, until) -> {
+            if (until > nowSeconds) {
+                out.add(new MgmtdMessage.Revocation(id, until));
+            }
+        });
+        return out;
+    }
+
     /** Why a hint value of {@code bytes} cannot be stored, or null if it can (the leader checks before logging a put). */
     static String hintValueProblem(int bytes) {
         return bytes > StoredHint.MAX_VALUE_BYTES
@@ -427,7 +456,8 @@ public final class ClusterState {
 
     /**
      * Writes the whole state: routing info (RoutingCodec) plus node metadata and local states,
-     * then the scheduler hints (the next hint id, then each hint in id order).
+     * then the scheduler hints (the next hint id, then each hint in id order), then the revoked
+     * tokens (count, then each id and until when, in id order).
      */
     public void encode(ByteBuf out) {
         out.writeInt(SNAPSHOT_MAGIC);
@@ -448,6 +478,8 @@ public final class ClusterState {
         out.writeLong(nextHintId);
         out.writeInt(hints.size());
         hints.values().forEach(h -> MgmtdMessages.encodeHint(h, out));
+        out.writeInt(revoked.size());
+        revoked.forEach((id, until) -> MgmtdMessages.encodeRevocation(new MgmtdMessage.Revocation(id, until), out));
     }
 
     /** Replaces this state with a decoded snapshot. */
@@ -486,6 +518,16 @@ public final class ClusterState {
                 hBytes += hint.value().length;
             }
         }
+        TreeMap<String, Long> rv = new TreeMap<>();
+        if (format >= 4) { // format 3 was written before the manager kept revocations
+            int count = Wire.readCount(in, "revoked tokens", MgmtdMessage.Revocation.MAX, 12 + 8);
+            for (int i = 0; i < count; i++) {
+                MgmtdMessage.Revocation v = MgmtdMessages.decodeRevocation(in);
+                if (rv.put(v.tokenId(), v.expiresAt()) != null) {
+                    throw new Wire.Malformed("snapshot: revoked token " + v.tokenId() + " is repeated");
+                }
+            }
+        }
         if (in.isReadable()) {
             throw new Wire.Malformed("snapshot: " + in.readableBytes() + " bytes left");
         }
@@ -506,6 +548,8 @@ public final class ClusterState {
         hints.putAll(h);
         nextHintId = nextHint;
         hintBytes = hBytes;
+        revoked.clear();
+        revoked.putAll(rv);
         publish();
     }
 }

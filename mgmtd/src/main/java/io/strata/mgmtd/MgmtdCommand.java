@@ -68,6 +68,14 @@ public sealed interface MgmtdCommand {
     record DeleteHint(long id, long expectedVersion) implements MgmtdCommand {
     }
 
+    /**
+     * Revokes a token until {@code expiresAt} (epoch seconds); first forgets the revocations that
+     * ran out by {@code now}, the leader's clock when it logged the command, so that every peer
+     * forgets the same ones.
+     */
+    record Revoke(MgmtdMessage.Revocation revocation, long now) implements MgmtdCommand {
+    }
+
     static void encode(MgmtdCommand c, ByteBuf out) {
         switch (c) {
             case Register r -> {
@@ -105,6 +113,11 @@ public sealed interface MgmtdCommand {
                 out.writeLong(d.id());
                 out.writeLong(d.expectedVersion());
             }
+            case Revoke r -> {
+                out.writeByte(7);
+                MgmtdMessages.encodeRevocation(r.revocation(), out);
+                out.writeLong(r.now());
+            }
         }
     }
 
@@ -135,6 +148,7 @@ public sealed interface MgmtdCommand {
             case 5 -> new PutHint(Wire.readLong(in, "hint id"), Wire.readLong(in, "expected version"),
                     Wire.readBytes(in, MgmtdMessages.MAX_PUT_HINT_BYTES, "hint value"));
             case 6 -> new DeleteHint(Wire.readLong(in, "hint id"), Wire.readLong(in, "expected version"));
+            case 7 -> new Revoke(MgmtdMessages.decodeRevocation(in), Wire.readLong(in, "now"));
             default -> throw new Wire.Malformed("unknown command tag " + tag);
         };
         if (in.isReadable()) {

@@ -31,6 +31,10 @@ import io.strata.protocol.mgmtd.MgmtdMessage.LeaseGranted;
 import io.strata.protocol.mgmtd.MgmtdMessage.NodeStatus;
 import io.strata.protocol.mgmtd.MgmtdMessage.PeerStatus;
 import io.strata.protocol.mgmtd.MgmtdMessage.PutHint;
+import io.strata.protocol.mgmtd.MgmtdMessage.Revocation;
+import io.strata.protocol.mgmtd.MgmtdMessage.RevokeToken;
+import io.strata.protocol.mgmtd.MgmtdMessage.Revoked;
+import io.strata.protocol.mgmtd.MgmtdMessage.TokenRevoked;
 import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
 import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
 import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
@@ -98,6 +102,9 @@ public final class MgmtdServer implements AutoCloseable {
     /** The one Ratis group of a Strata cluster manager. */
     public static final RaftGroupId GROUP = RaftGroupId.valueOf(UUID.nameUUIDFromBytes("strata-mgmtd".getBytes(StandardCharsets.UTF_8)));
 
+    /** How often a peer hands its verifier the revocations it applied. */
+    private static final Duration REVOKED_EVERY = Duration.ofSeconds(1);
+
     private final NodeContext ctx;
     private final MgmtdConfig cfg;
     private final Map<RaftPeerId, MgmtdConfig.Peer> peers = new ConcurrentHashMap<>();
@@ -112,6 +119,8 @@ public final class MgmtdServer implements AutoCloseable {
     private final AtomicBoolean autoTableRunning = new AtomicBoolean();
     private final List<Watch> watches = new ArrayList<>();
     private final ScheduledFuture<?> leaseTask;
+    /** Hands this peer's verifier the revoked tokens as it applied them; null without authentication. */
+    private final ScheduledFuture<?> revokedTask;
     private volatile long leaseTerm = -1;
     private volatile boolean closed;
 
@@ -169,11 +178,14 @@ public final class MgmtdServer implements AutoCloseable {
                 .handle(MgmtdMessages.PUT_HINT, req -> putHint(req.message()))
                 .handle(MgmtdMessages.DELETE_HINT, req -> deleteHint(req.message()))
                 .handle(MgmtdMessages.GET_HINTS, req -> CompletableFuture.completedFuture(Reply.of(getHints(req.message()))))
+                .handle(MgmtdMessages.REVOKE_TOKEN, req -> revoke(req.message()))
+                .handle(MgmtdMessages.GET_REVOKED, req -> CompletableFuture.completedFuture(Reply.of(new Revoked(revoked()))))
                 .allow(MgmtdMessages.REGISTER_NODE, Role.STORAGE, Role.L2, Role.META)
                 .allow(MgmtdMessages.HEARTBEAT, Role.STORAGE, Role.L2, Role.META)
                 .allow(MgmtdMessages.CREATE_CHAIN_TABLE, Role.ADMIN)
                 .allow(MgmtdMessages.PUT_HINT, Role.SCHEDULER, Role.ADMIN)
-                .allow(MgmtdMessages.DELETE_HINT, Role.SCHEDULER, Role.ADMIN);
+                .allow(MgmtdMessages.DELETE_HINT, Role.SCHEDULER, Role.ADMIN)
+                .allow(MgmtdMessages.REVOKE_TOKEN, Role.ADMIN);
         try {
             this.rpc = b.bind(new InetSocketAddress(cfg.self().rpc().getHostString(), cfg.self().rpc().getPort()));
         } catch (RuntimeException e) {
@@ -182,6 +194,8 @@ public final class MgmtdServer implements AutoCloseable {
         }
         long check = cfg.leaseCheck().toNanos();
         this.leaseTask = ctx.scheduler().scheduleWithFixedDelay(this::checkLeasesQuietly, check, check, TimeUnit.NANOSECONDS);
+        this.revokedTask = ctx.verifier().isEmpty() ? null : ctx.scheduler().scheduleWithFixedDelay(this::applyRevoked,
+                0, REVOKED_EVERY.toNanos(), TimeUnit.NANOSECONDS);
         LOG.info("{}: cluster manager peer {} up: raft {}, rpc {}, {} peer(s), lease {}", ctx.name(), cfg.id(),
                 cfg.self().raft(), rpc.address(), cfg.peers().size(), cfg.lease());
     }
@@ -317,6 +331,41 @@ public final class MgmtdServer implements AutoCloseable {
             check(o);
             return Reply.of(new HintDeleted(o.value()));
         });
+    }
+
+    private CompletableFuture<Reply> revoke(RevokeToken m) {
+        requireLeader();
+        long now = ctx.clock().now().getEpochSecond();
+        if (m.expiresAt() <= now) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "token " + m.tokenId() + " expired at "
+                    + java.time.Instant.ofEpochSecond(m.expiresAt()) + ": it is refused already, nothing to revoke");
+        }
+        return submit(new MgmtdCommand.Revoke(new Revocation(m.tokenId(), m.expiresAt()), now)).thenApply(o -> {
+            check(o);
+            applyRevoked();
+            return Reply.of(new TokenRevoked((int) o.value()));
+        });
+    }
+
+    /** The revocations in force (leader only over RPC, so that a revocation is seen once it is answered). */
+    private List<Revocation> revoked() {
+        requireLeader();
+        long now = ctx.clock().now().getEpochSecond();
+        return sm.read(s -> s.revoked(now));
+    }
+
+    /** Gives this peer's own verifier the revocations it has applied (followers included). */
+    private void applyRevoked() {
+        try {
+            ctx.verifier().ifPresent(v -> {
+                long now = ctx.clock().now().getEpochSecond();
+                Set<String> ids = new HashSet<>();
+                sm.read(s -> s.revoked(now)).forEach(r -> ids.add(r.tokenId()));
+                v.revoked(ids);
+            });
+        } catch (RuntimeException e) {
+            LOG.warn("{}: cannot update the revoked tokens", ctx.name(), e); // the periodic task must keep running
+        }
     }
 
     private Hints getHints(GetHints m) {
@@ -558,6 +607,9 @@ public final class MgmtdServer implements AutoCloseable {
         }
         closed = true;
         leaseTask.cancel(false);
+        if (revokedTask != null) {
+            revokedTask.cancel(false);
+        }
         rpc.close();
         onLeaderChange(null);
         try {

@@ -145,7 +145,7 @@ class ClusterStateHintsTest {
         ByteBuf snap = Unpooled.buffer();
         try {
             s.encode(snap);
-            assertThat(snap.getInt(4)).as("snapshot format").isEqualTo(3);
+            assertThat(snap.getInt(4)).as("snapshot format").isEqualTo(4);
             ClusterState back = new ClusterState();
             back.decode(snap);
             assertThat(back.view()).isEqualTo(s.view());
@@ -166,8 +166,9 @@ class ClusterStateHintsTest {
         ByteBuf snap = Unpooled.buffer();
         try {
             s.encode(snap);
-            // format 2 is format 3 without its tail: the next hint id (u64) and the hint count (u32, here 0)
-            ByteBuf v2 = snap.slice(0, snap.readableBytes() - 12);
+            // format 2 is format 4 without its tail: the next hint id (u64), the hint count and the
+            // revoked token count (u32 each, here 0)
+            ByteBuf v2 = snap.slice(0, snap.readableBytes() - 16);
             v2.setInt(4, 2);
             ClusterState back = new ClusterState();
             back.decode(v2);

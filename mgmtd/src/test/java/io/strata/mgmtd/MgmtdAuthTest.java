@@ -17,6 +17,9 @@ import io.strata.core.util.Eventually;
 import io.strata.core.util.Futures;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.protocol.mgmtd.MgmtdMessage;
+import io.strata.protocol.mgmtd.MgmtdMessage.GetStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.Revocation;
+import io.strata.protocol.mgmtd.MgmtdMessage.RevokeToken;
 import io.strata.protocol.mgmtd.MgmtdMessage.ChainTableCreated;
 import io.strata.protocol.mgmtd.MgmtdMessage.CreateChainTable;
 import io.strata.protocol.mgmtd.MgmtdMessage.Heartbeat;
@@ -124,5 +127,31 @@ class MgmtdAuthTest {
         assertThat(e.getMessage()).contains("may not send CreateChainTable", "allowed: admin");
         call(as(Role.STORAGE, "node-1"), register(1), LeaseGranted.class);
         assertThat(call(as(Role.ADMIN, "operator"), new CreateChainTable(1, 1), ChainTableCreated.class).tableId()).isEqualTo(1);
+    }
+
+    @Test
+    void tokensAreAnAdminsToRevokeAndTheManagerItselfRefusesThemThen() throws Exception {
+        String mallory = Token.issue(key, Role.CLIENT, "mallory", Instant.now(), Duration.ofHours(1));
+        Token claims = Token.peek(mallory);
+        NodeContext ctx = keep(NodeContext.builder("mallory").credentials(Credentials.of(mallory)).eventLoopThreads(1).build());
+        MgmtdClient m = keep(new MgmtdClient(ctx, List.of(server.rpcAddress())));
+        assertThat(Futures.join(m.revokedAsync(T, T), T)).isEmpty();
+        StrataException e = refused(m, new RevokeToken(claims.id(), claims.expiresAt().getEpochSecond()));
+        assertThat(e.status()).isEqualTo(Status.PERMISSION_DENIED);
+        assertThat(e.getMessage()).contains("may not send RevokeToken", "allowed: admin");
+        MgmtdClient admin = as(Role.ADMIN, "operator");
+        StrataException stale = refused(admin, new RevokeToken(claims.id(), 1));
+        assertThat(stale.status()).isEqualTo(Status.INVALID_ARGUMENT);
+        assertThat(Futures.join(admin.revokeAsync(claims.id(), claims.expiresAt().getEpochSecond()), T)).isEqualTo(1);
+        assertThat(Futures.join(admin.revokedAsync(T, T), T)).extracting(Revocation::tokenId).containsExactly(claims.id());
+        // mallory's open connection to the manager is refused at its next request
+        Eventually.await("revoked at the manager", Duration.ofSeconds(10), () -> {
+            try {
+                Futures.join(m.call(new GetStatus(), Message.class, T, T), T);
+                return false;
+            } catch (StrataException x) {
+                return x.status() == Status.UNAUTHENTICATED && x.getMessage().contains("revoked");
+            }
+        });
     }
 }

@@ -408,7 +408,16 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<PolicyInfo> policySetAsync(Caller c, InodeId dir, List<String> assignments, RequestId req) {
-        CompletableFuture<Void> set = writeVoid("policy-set", req, (t, ms) -> ops.policySet(t, c, dir, assignments));
+        return policySetAsync(c, dir, assignments, req, true);
+    }
+
+    /**
+     * {@link #policySetAsync(Caller, InodeId, List, RequestId)} for a caller who is an
+     * {@code operator} (an admin token, or no authentication: owner or root may) or not (the
+     * owner only; see {@link NamespaceOps#policySet}).
+     */
+    public CompletableFuture<PolicyInfo> policySetAsync(Caller c, InodeId dir, List<String> assignments, RequestId req, boolean operator) {
+        CompletableFuture<Void> set = writeVoid("policy-set", req, (t, ms) -> ops.policySet(t, c, dir, assignments, operator));
         return set.thenCompose(v -> policyGetAsync(c, dir));
     }
 

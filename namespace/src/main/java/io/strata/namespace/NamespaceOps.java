@@ -778,9 +778,21 @@ final class NamespaceOps {
         return new PolicyInfo(pathOf(t, d), new TreeMap<>(d.policy()), fields(eff));
     }
 
-    PolicyInfo policySet(NsTx t, Caller c, InodeId dir, List<String> assignments) {
+    /**
+     * Changes a directory's policy overrides. An {@code operator} (an admin token, or a server
+     * that does not authenticate) may as the directory's owner or root; anyone else only as its
+     * owner, root included (docs/security.md, "Directory policies"). A non-operator who makes a
+     * directory a checkpoint root ({@code profile=checkpoint}) must own every entry in it too:
+     * the retention removes whole generations as root, which must not reach other users' files.
+     */
+    PolicyInfo policySet(NsTx t, Caller c, InodeId dir, List<String> assignments, boolean operator) {
         InodeAttrs d = t.requireDir(dir);
-        Permissions.requireOwner(c, d, "policy set");
+        if (operator) {
+            Permissions.requireOwner(c, d, "policy set");
+        } else if (c.uid() != d.uid()) {
+            throw new StrataException(Status.NOT_PERMITTED, "policy set: " + pathOf(t, d) + " belongs to uid " + d.uid()
+                    + ": a policy on another user's directory takes an admin token (the caller is " + c + ")");
+        }
         PolicyOverrides current = PolicyOverrides.fromMap(d.policy());
         PolicyOverrides changed = current;
         for (String a : assignments) {
@@ -792,9 +804,24 @@ final class NamespaceOps {
         }
         InodeAttrs updated = d.withPolicy(changed.toMap(), t.now);
         PolicyResolver.Effective eff = effectivePolicy(t, updated); // rejects a combination that does not fit
+        if (!operator && CheckpointOps.isRoot(updated) && !CheckpointOps.isRoot(d)) {
+            requireOwnsEntries(t, c, d);
+        }
         t.putInode(updated);
         CheckpointOps.policyChanged(t, updated);
         return new PolicyInfo(pathOf(t, updated), new TreeMap<>(updated.policy()), fields(eff));
+    }
+
+    private void requireOwnsEntries(NsTx t, Caller c, InodeAttrs d) {
+        byte[] p = KeySpace.under(KeySpace.DENTRY, d.id());
+        for (KeyValue kv : t.reader.getRange(p, Bytes.strinc(p), 0)) {
+            InodeAttrs child = t.inode(InodeId.of(Bytes.readLe64(kv.value(), 0, 8)));
+            if (child != null && child.uid() != c.uid()) {
+                throw new StrataException(Status.NOT_PERMITTED, "policy set: " + pathOf(t, d) + "/" + KeySpace.nameAt(kv.key())
+                        + " belongs to uid " + child.uid() + ": only an admin token makes a checkpoint root of a directory"
+                        + " holding other users' entries (retention would remove them)");
+            }
+        }
     }
 
     /** The path of a directory, from the names its ancestors record. */

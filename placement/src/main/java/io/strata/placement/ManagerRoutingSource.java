@@ -1,6 +1,7 @@
 package io.strata.placement;
 
 import io.strata.protocol.mgmtd.MgmtdClient;
+import io.strata.protocol.mgmtd.RevocationWatcher;
 import io.strata.core.NodeContext;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.mgmtd.MgmtdMessage.GetRouting;
@@ -18,6 +19,10 @@ import org.slf4j.LoggerFactory;
  * the manager applies it. Follows leader changes through {@link MgmtdClient}. Listeners run on
  * the RPC or scheduler thread that delivered the version, in version order, never twice for
  * one version.
+ *
+ * <p>In a process that verifies tokens it also keeps the verifier's revocation list current
+ * ({@link RevocationWatcher}): every daemon that follows the manager's routing learns revoked
+ * tokens the same way.
  */
 public final class ManagerRoutingSource implements RoutingSource {
     private static final Logger LOG = LoggerFactory.getLogger(ManagerRoutingSource.class);
@@ -30,6 +35,8 @@ public final class ManagerRoutingSource implements RoutingSource {
     private volatile RoutingInfo current = RoutingInfo.EMPTY;
     private volatile boolean closed;
     private CompletableFuture<RoutingInfo> refreshing;
+
+    private volatile RevocationWatcher revocations;
 
     private ManagerRoutingSource(NodeContext ctx, MgmtdClient client, Duration watchWait, Duration callTimeout) {
         this.ctx = ctx;
@@ -46,6 +53,7 @@ public final class ManagerRoutingSource implements RoutingSource {
     public static ManagerRoutingSource start(NodeContext ctx, MgmtdClient client, Duration watchWait, Duration callTimeout) {
         ManagerRoutingSource s = new ManagerRoutingSource(ctx, client, watchWait, callTimeout);
         s.watch(0, true);
+        s.revocations = RevocationWatcher.start(ctx, client);
         return s;
     }
 
@@ -120,5 +128,8 @@ public final class ManagerRoutingSource implements RoutingSource {
     @Override
     public void close() {
         closed = true;
+        if (revocations != null) {
+            revocations.close();
+        }
     }
 }

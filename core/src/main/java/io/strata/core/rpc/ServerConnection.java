@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * in {@link #admitted}. Anything else is answered with UNAUTHENTICATED or PERMISSION_DENIED and
  * the connection is closed; nothing the peer sent is decoded beyond that first frame. Once
  * authenticated, every request carries the token's claims ({@link Request#caller()}) and is
- * checked against its message's allowed roles.
+ * checked against its message's allowed roles, and against the verifier's revocation list: the
+ * first request after its token is revoked is answered UNAUTHENTICATED and the connection closed.
  *
  * <p>All its fields are touched only on the channel's event loop.
  */
@@ -139,6 +140,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             frame.release();
             refuse(frame.requestId(), name, new StrataException(Status.UNAUTHENTICATED, node.name()
                     + " requires authentication: the first message on a connection must be Authenticate with a token, got " + name));
+            return;
+        }
+        if (caller != null && verifier.isRevoked(caller)) {
+            frame.release();
+            refuse(frame.requestId(), name, new StrataException(Status.UNAUTHENTICATED, node.name() + " closes the connection: "
+                    + TokenVerifier.revokedError(caller).getMessage()));
             return;
         }
         RpcServer.Registered<?> reg = type == null ? null : handlers.get(type.tag());

@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -92,5 +94,76 @@ class TokenTest {
     void rolesParseByName() {
         assertThat(Role.parse("scheduler")).isEqualTo(Role.SCHEDULER);
         assertThatThrownBy(() -> Role.parse("root")).hasMessageContaining("storage, l2, meta, mgmtd, client, scheduler, admin");
+    }
+
+    @Test
+    void clientTokensCarryUidAndGidRanges() {
+        String encoded = Token.issue(key, Role.CLIENT, "alice", NOW, Duration.ofDays(1),
+                IdRanges.parse("1000-1999"), IdRanges.parse("100, 1000-1999"));
+        Token t = verifier.verify(encoded, NOW);
+        assertThat(t.uids()).hasToString("1000-1999");
+        assertThat(t.gids()).hasToString("100,1000-1999");
+        assertThat(t.uids().contains(1000)).isTrue();
+        assertThat(t.uids().contains(2000)).isFalse();
+        assertThat(t.gids().contains(100)).isTrue();
+        assertThat(t.toString()).contains("uids 1000-1999", "gids 100,1000-1999");
+        Token plain = verifier.verify(Token.issue(key, Role.CLIENT, "bob", NOW, Duration.ofDays(1)), NOW);
+        assertThat(plain.uids()).as("a token without the claims, as every token before them").isNull();
+        assertThat(plain.gids()).isNull();
+        Token all = verifier.verify(Token.issue(key, Role.CLIENT, "local", NOW, Duration.ofDays(1), IdRanges.ALL, null), NOW);
+        assertThat(all.uids().contains(0)).isTrue();
+        assertThat(all.uids().contains(-2)).as("4294967294").isTrue();
+        assertThat(all.uids().contains(-1)).as("(uid_t) -1 is no id").isFalse();
+        assertThat(all.gids()).isNull();
+        assertThatThrownBy(() -> Token.issue(key, Role.STORAGE, "node-1", NOW, Duration.ofDays(1), IdRanges.ALL, null))
+                .hasMessageContaining("client tokens only");
+    }
+
+    @Test
+    void theLargestTokenFitsTheWireLimit() {
+        List<IdRanges.Range> many = new ArrayList<>();
+        for (int i = 0; i < IdRanges.MAX_RANGES; i++) {
+            many.add(new IdRanges.Range(i * 10L, i * 10L + 5));
+        }
+        IdRanges r = new IdRanges(many);
+        String encoded = Token.issue(key, Role.CLIENT, "s".repeat(64), NOW, Duration.ofDays(1), r, r);
+        assertThat(encoded.length()).isLessThanOrEqualTo(Token.MAX_ENCODED);
+        assertThat(verifier.verify(encoded, NOW).gids()).isEqualTo(r);
+    }
+
+    @Test
+    void unknownOrMisorderedClaimsAreRefused() {
+        String encoded = Token.issue(key, Role.CLIENT, "alice", NOW, Duration.ofDays(1), IdRanges.parse("5"), IdRanges.parse("6"));
+        byte[] claims = Base64.getUrlDecoder().decode(encoded.split("\\.")[1]);
+        int base = 16 + 1 + 1 + "alice".length() + 16;
+        byte[] unknown = claims.clone();
+        unknown[base] = 9;
+        assertThat(unauthenticated(() -> verifier.verify(signed(unknown), NOW)).getMessage()).contains("unknown claim 9");
+        byte[] swapped = claims.clone();
+        swapped[base] = 2;
+        swapped[base + 10] = 1;
+        assertThat(unauthenticated(() -> verifier.verify(signed(swapped), NOW)).getMessage()).contains("claim 1 after 2");
+        byte[] inverted = claims.clone();
+        inverted[base + 9] = 0; // the uid range 5-5 becomes 5-0
+        assertThat(unauthenticated(() -> verifier.verify(signed(inverted), NOW)).getMessage()).contains("bad id range");
+        byte[] cut = java.util.Arrays.copyOf(claims, claims.length - 3);
+        unauthenticated(() -> verifier.verify(signed(cut), NOW));
+    }
+
+    private String signed(byte[] claims) {
+        String s = Token.PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(claims);
+        return s + "." + Base64.getUrlEncoder().withoutPadding().encodeToString(key.sign(s.getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+    }
+
+    @Test
+    void idRangesParseAndRefuseNonsense() {
+        assertThat(IdRanges.parse("all")).isEqualTo(IdRanges.ALL);
+        assertThat(IdRanges.parse("1000-1999,100")).hasToString("100,1000-1999");
+        assertThatThrownBy(() -> IdRanges.parse("1999-1000")).hasMessageContaining("low end first");
+        assertThatThrownBy(() -> IdRanges.parse("1000-1999,1500")).hasMessageContaining("overlap");
+        assertThatThrownBy(() -> IdRanges.parse("alice")).hasMessageContaining("not an id").hasMessageContaining("1000-1999");
+        assertThatThrownBy(() -> IdRanges.parse("4294967295")).hasMessageContaining("above the largest id");
+        assertThatThrownBy(() -> IdRanges.parse("")).hasMessageContaining("not an id");
+        assertThatThrownBy(() -> IdRanges.parse("-5")).hasMessageContaining("not an id");
     }
 }

@@ -195,6 +195,21 @@ public final class MgmtdClient implements AutoCloseable {
                 .thenApply(page -> page.hints().stream().filter(h -> h.id() == id).findFirst());
     }
 
+    /**
+     * Admin: revokes token {@code tokenId} until {@code expiresAt} (epoch seconds,
+     * {@link MgmtdMessage.Revocation#FOR_GOOD} when not known); the number of revocations held.
+     */
+    public CompletableFuture<Integer> revokeAsync(String tokenId, long expiresAt) {
+        return call(new MgmtdMessage.RevokeToken(tokenId, expiresAt), MgmtdMessage.TokenRevoked.class, HINT_ATTEMPT, HINT_BUDGET)
+                .thenApply(MgmtdMessage.TokenRevoked::held);
+    }
+
+    /** The revoked tokens that have not expired, in id order. */
+    public CompletableFuture<List<MgmtdMessage.Revocation>> revokedAsync(Duration attemptTimeout, Duration budget) {
+        return call(new MgmtdMessage.GetRevoked(), MgmtdMessage.Revoked.class, attemptTimeout, budget)
+                .thenApply(MgmtdMessage.Revoked::tokens);
+    }
+
     @Override
     public void close() {
         if (ownsRpc) {

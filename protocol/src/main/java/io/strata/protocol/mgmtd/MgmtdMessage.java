@@ -137,4 +137,48 @@ public sealed interface MgmtdMessage extends Message {
             hints = List.copyOf(hints);
         }
     }
+
+    /**
+     * Admin: token {@code tokenId} (32 hex digits, {@link io.strata.core.auth.Token#id()}) is
+     * refused from now on by every daemon that learns the list, until {@code expiresAt} (epoch
+     * seconds: when the token expires anyway; {@link Revocation#FOR_GOOD} when not known).
+     */
+    record RevokeToken(String tokenId, long expiresAt) implements MgmtdMessage {
+        public RevokeToken {
+            Revocation.checkId(tokenId);
+        }
+    }
+
+    /** Answer to {@link RevokeToken}: how many revocations the manager holds now. */
+    record TokenRevoked(int held) implements MgmtdMessage {
+    }
+
+    /** The revoked tokens that have not expired yet. Any role may ask: daemons poll it. */
+    record GetRevoked() implements MgmtdMessage {
+    }
+
+    /** Answer to {@link GetRevoked}, in token id order. */
+    record Revoked(List<Revocation> tokens) implements MgmtdMessage {
+        public Revoked {
+            tokens = List.copyOf(tokens);
+        }
+    }
+
+    /** One revoked token: its id, and until when it is kept (epoch seconds). */
+    record Revocation(String tokenId, long expiresAt) {
+        /** Kept until an operator's cluster is gone: the token's expiry was not given. */
+        public static final long FOR_GOOD = Long.MAX_VALUE;
+        /** Most revocations the manager holds: a revoked token leaves the list when it expires. */
+        public static final int MAX = 10_000;
+
+        public Revocation {
+            checkId(tokenId);
+        }
+
+        static void checkId(String id) {
+            if (id == null || !id.matches("[0-9a-f]{32}")) {
+                throw new IllegalArgumentException("a token id is 32 lowercase hex digits, got '" + id + "'");
+            }
+        }
+    }
 }

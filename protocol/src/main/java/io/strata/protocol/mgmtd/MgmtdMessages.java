@@ -26,6 +26,11 @@ import io.strata.protocol.mgmtd.MgmtdMessage.PeerStatus;
 import io.strata.protocol.mgmtd.MgmtdMessage.PutHint;
 import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
 import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
+import io.strata.protocol.mgmtd.MgmtdMessage.GetRevoked;
+import io.strata.protocol.mgmtd.MgmtdMessage.Revocation;
+import io.strata.protocol.mgmtd.MgmtdMessage.RevokeToken;
+import io.strata.protocol.mgmtd.MgmtdMessage.Revoked;
+import io.strata.protocol.mgmtd.MgmtdMessage.TokenRevoked;
 import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
 import java.util.ArrayList;
 import java.util.List;
@@ -165,14 +170,56 @@ public final class MgmtdMessages {
                 return new Hints(hints, Wire.readBool(in, "more"));
             });
 
+    public static final MessageType<RevokeToken> REVOKE_TOKEN = MessageType.of(215, RevokeToken.class,
+            (m, out) -> encodeRevocation(new Revocation(m.tokenId(), m.expiresAt()), out),
+            in -> {
+                Revocation r = decodeRevocation(in);
+                return new RevokeToken(r.tokenId(), r.expiresAt());
+            });
+    public static final MessageType<TokenRevoked> TOKEN_REVOKED = MessageType.of(216, TokenRevoked.class,
+            (m, out) -> out.writeInt(m.held()),
+            in -> new TokenRevoked(Wire.readInt(in, "revocations held", 0, Revocation.MAX)));
+    public static final MessageType<GetRevoked> GET_REVOKED = MessageType.of(217, GetRevoked.class,
+            (m, out) -> { },
+            in -> new GetRevoked());
+    public static final MessageType<Revoked> REVOKED = MessageType.of(218, Revoked.class,
+            (m, out) -> {
+                out.writeInt(m.tokens().size());
+                m.tokens().forEach(r -> encodeRevocation(r, out));
+            },
+            in -> {
+                int n = Wire.readCount(in, "revocations", Revocation.MAX, 12 + 8);
+                List<Revocation> rs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    rs.add(decodeRevocation(in));
+                }
+                return new Revoked(rs);
+            });
+
     public static final List<MessageType<?>> TYPES = List.of(REGISTER_NODE, LEASE_GRANTED, HEARTBEAT, GET_ROUTING, ROUTING_REPLY,
             GET_STATUS, CLUSTER_STATUS, CREATE_CHAIN_TABLE, CHAIN_TABLE_CREATED, PUT_HINT, HINT_PUT, DELETE_HINT, HINT_DELETED,
-            GET_HINTS, HINTS);
+            GET_HINTS, HINTS, REVOKE_TOKEN, TOKEN_REVOKED, GET_REVOKED, REVOKED);
 
     /** What a cluster manager speaks: the core messages (ping) and the manager messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
 
     private MgmtdMessages() {
+    }
+
+    /** A revocation: the token id as a string (32 hex digits), then until when, epoch seconds. */
+    public static void encodeRevocation(Revocation r, ByteBuf out) {
+        Wire.writeString(out, r.tokenId());
+        out.writeLong(r.expiresAt());
+    }
+
+    public static Revocation decodeRevocation(ByteBuf in) {
+        String id = Wire.readString(in, 32, "token id");
+        long until = positive(in, "revoked until");
+        try {
+            return new Revocation(id, until);
+        } catch (IllegalArgumentException e) {
+            throw new Wire.Malformed(e.getMessage());
+        }
     }
 
     private static long positive(ByteBuf in, String what) {

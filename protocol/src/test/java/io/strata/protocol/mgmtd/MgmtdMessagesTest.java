@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 
 class MgmtdMessagesTest {
     static final NodeInfo NODE = new NodeInfo(NodeId.of(3), "10.0.0.3", 9100, Map.of("rack", "r2", "host", "h3"));
+    static final String ID = "0123456789abcdef0123456789abcdef";
     static final List<TargetReport> REPORTS = List.of(new TargetReport(TargetId.of(301), LocalState.UP_TO_DATE, 17),
             new TargetReport(TargetId.of(302), LocalState.OFFLINE, 0));
 
@@ -52,7 +53,11 @@ class MgmtdMessagesTest {
                 new DeleteHint(12, 3),
                 new HintDeleted(12),
                 new GetHints(1, MgmtdMessages.MAX_HINTS_PAGE),
-                new Hints(List.of(new StoredHint(1, 1, new byte[] {1, 2, 3}), new StoredHint(5, 9, new byte[0])), true));
+                new Hints(List.of(new StoredHint(1, 1, new byte[] {1, 2, 3}), new StoredHint(5, 9, new byte[0])), true),
+                new RevokeToken(ID, 1_900_000_000L),
+                new TokenRevoked(2),
+                new GetRevoked(),
+                new Revoked(List.of(new Revocation(ID, 1_900_000_000L), new Revocation("f".repeat(32), Revocation.FOR_GOOD))));
     }
 
     @Test
@@ -101,6 +106,16 @@ class MgmtdMessagesTest {
             b.setInt(4 + 8 + 8, StoredHint.MAX_VALUE_BYTES + 1); // the hint's value length
             assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.HINTS, b.duplicate()))
                     .isInstanceOf(Wire.Malformed.class).hasMessageContaining("hint value");
+            b.clear();
+            MgmtdMessages.REVOKE_TOKEN.encode(new RevokeToken(ID, 1), b);
+            b.setByte(4, 'X'); // not a hex digit
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.REVOKE_TOKEN, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class).hasMessageContaining("32 lowercase hex digits");
+            b.clear();
+            MgmtdMessages.REVOKE_TOKEN.encode(new RevokeToken(ID, 1), b);
+            b.setLong(4 + 32, 0);
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.REVOKE_TOKEN, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class).hasMessageContaining("revoked until");
         } finally {
             b.release();
         }
