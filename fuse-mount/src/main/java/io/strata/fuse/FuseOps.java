@@ -54,8 +54,8 @@ import org.slf4j.LoggerFactory;
  * {@code default_permissions}).
  *
  * <p><b>Open files.</b> {@code fh} is an index into the table of open {@link StrataFile}s, so
- * every operation on an open file works without its path (both mounts use {@code hard_remove}
- * and {@code nullpath_ok}: an unlinked open file stays usable until released). {@code flush}
+ * every operation on an open file works without its path (libfuse keeps an unlinked open file
+ * under a hidden name, {@code .fuse_hidden*}, usable until released). {@code flush}
  * (each close(2)) publishes the file's writes, so another client's open sees them as soon as
  * close(2) returned; {@code release} ends the session.
  *

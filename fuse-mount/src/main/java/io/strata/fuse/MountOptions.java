@@ -152,8 +152,7 @@ public record MountOptions(Path dir, String root, Optional<Duration> attrTimeout
     /**
      * libfuse3's options: no {@code big_writes} (always on), no {@code max_write} or
      * {@code max_readahead} (set in init); {@code max_read} is a kernel mount option.
-     * {@code use_ino}, {@code hard_remove} and {@code nullpath_ok} are set in init: libfuse3 has
-     * no command-line option for them.
+     * {@code use_ino} is set in init: libfuse3 has no command-line option for it.
      */
     private List<String> fuse3Args(Duration attr, Duration entry) {
         StringBuilder s = new StringBuilder("fsname=strata,subtype=strata,default_permissions");

@@ -201,48 +201,37 @@ final class StrataFuse3 implements FuseBinding {
                 str(path), bytes(list, size))), a));
         fuse_operations.removexattr(t, fuse_operations.removexattr.allocate((path, name) -> guard(() -> ops.removexattr(who(),
                 str(path), str(name))), a));
-        configOffsets(version);
-    }
-
-    /** Offset of {@code nullpath_ok} in libfuse's {@code struct fuse_config}: 3.11 to 3.16 have {@code no_rofd_flush} before it. */
-    private long nullpathOkOffset = -1;
-
-    private void configOffsets(int version) {
-        if (version >= 311 && version <= 316) {
-            nullpathOkOffset = 104;
-        } else if (version >= 317) {
-            nullpathOkOffset = org.cryptomator.jfuse.linux.amd64.extr.fuse3.fuse_config.nullpath_ok$offset();
-        } else {
-            nullpathOkOffset = 96;
-        }
     }
 
     /**
      * libfuse's init: 1 MiB reads and writes ({@code max_write} also sets the {@code max_pages}
-     * libfuse asks the kernel for), a 1 MiB readahead, {@code use_ino}, {@code hard_remove},
-     * {@code nullpath_ok}; READDIRPLUS and
+     * libfuse asks the kernel for), a 1 MiB readahead, {@code use_ino}; READDIRPLUS and
      * HANDLE_KILLPRIV off, so the kernel asks as it does of the libfuse2 mount (plain readdir,
      * setattr to drop set-user-ID bits on write).
      */
     private MemorySegment init(MemorySegment conn, MemorySegment cfg) {
+        // nullpath_ok and hard_remove stay 0, as on the libfuse2 mount: libfuse3's nullpath_ok
+        // withholds the path from every read, readdir, fsync... (libfuse2's flag only when a file
+        // has none), and with hard_remove an fstat of an unlinked open file fails with ESTALE (the
+        // kernel's getattr carries no handle); without it libfuse keeps such a file under a
+        // hidden name (.fuse_hidden*) until its release
+
         try {
             MemorySegment c = conn.reinterpret(fuse_conn_info.sizeof());
             fuse_conn_info.max_write(c, maxRequest);
             fuse_conn_info.max_read(c, maxRequest);
             fuse_conn_info.max_readahead(c, maxRequest);
             fuse_conn_info.want(c, fuse_conn_info.want(c) & ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_HANDLE_KILLPRIV));
-            MemorySegment f = cfg.reinterpret(nullpathOkOffset + 4);
+            MemorySegment f = cfg.reinterpret(68);
             // the prefix up to readdir_ino is the same in every libfuse 3; negative_timeout=0 was
             // given and the other two timeouts lie in 0..1 day: a check that this is that struct
             double negative = f.get(ValueLayout.JAVA_DOUBLE, 32);
             double entry = f.get(ValueLayout.JAVA_DOUBLE, 24);
             double attr = f.get(ValueLayout.JAVA_DOUBLE, 40);
             if (negative == 0 && entry >= 0 && entry <= 86_400 && attr >= 0 && attr <= 86_400) {
-                f.set(ValueLayout.JAVA_INT, 60, 1); // hard_remove: an unlinked open file is not renamed to .fuse_hidden*
                 f.set(ValueLayout.JAVA_INT, 64, 1); // use_ino: st_ino is the Strata inode
-                f.set(ValueLayout.JAVA_INT, nullpathOkOffset, 1);
             } else {
-                LOG.warn("unexpected fuse_config layout: use_ino, hard_remove and nullpath_ok not set");
+                LOG.warn("unexpected fuse_config layout: use_ino not set");
             }
             LOG.info("libfuse3 init: protocol 7.{}, max_write {}, max_read {}, max_readahead {}", fuse_conn_info.proto_minor(c),
                     fuse_conn_info.max_write(c), fuse_conn_info.max_read(c), fuse_conn_info.max_readahead(c));
