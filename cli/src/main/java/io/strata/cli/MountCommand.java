@@ -39,7 +39,7 @@ import picocli.CommandLine.Parameters;
         footer = {"  strata mount --mgmtd mgmt1:9200 /mnt/strata",
                 "  strata mount --config client.toml       [client], [mount], [l1], [node]",
                 "  strata mount --root /ds /mnt/ds         show only /ds",
-                "  strata mount --fuse libfuse3 /mnt/s     1 MiB FUSE requests (libfuse3, JDK 22+)"})
+                "  strata mount --fuse libfuse3 /mnt/s     1 MiB FUSE requests (JDK 22+)"})
 final class MountCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(MountCommand.class);
 
