@@ -38,7 +38,8 @@ import picocli.CommandLine.Parameters;
         footerHeading = "%nExamples:%n",
         footer = {"  strata mount --mgmtd mgmt1:9200 /mnt/strata",
                 "  strata mount --config client.toml       [client], [mount], [l1], [node]",
-                "  strata mount --root /ds /mnt/ds         show only /ds"})
+                "  strata mount --root /ds /mnt/ds         show only /ds",
+                "  strata mount --fuse libfuse3 /mnt/s     1 MiB FUSE requests (JDK 22+)"})
 final class MountCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(MountCommand.class);
 
@@ -57,6 +58,9 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--entry-timeout", paramLabel = "DURATION", description = "Kernel name cache (default: from the root's consistency mode).")
     String entryTimeout;
 
+    @Option(names = "--fuse", paramLabel = "LIBFUSE", description = "libfuse2 (128 KiB requests) or libfuse3 (1 MiB requests, JDK 22+); default [mount] fuse, else libfuse2.")
+    String fuse;
+
     @Option(names = "--debug", description = "libfuse debug output (every request) on stderr.")
     boolean debug;
 
@@ -73,7 +77,7 @@ final class MountCommand implements Callable<Integer> {
         if (source.config != null) {
             root.rejectUnknownKeys();
         }
-        Optional<String> why = FuseMount.unavailable();
+        Optional<String> why = FuseMount.unavailable(opts.fuse());
         if (why.isPresent()) {
             throw new StrataException(Status.UNSUPPORTED, "cannot mount: " + why.get()
                     + "; the native client works without FUSE: strata ls|stat|cat|put|cp|rm|mkdir");
@@ -127,7 +131,7 @@ final class MountCommand implements Callable<Integer> {
             ConfigNode m = file.section("mount");
             o = MountOptions.read(m);
             if (dir != null) {
-                o = new MountOptions(dir, o.root(), o.attrTimeout(), o.entryTimeout(), o.allowOther(), o.debug());
+                o = new MountOptions(dir, o.root(), o.attrTimeout(), o.entryTimeout(), o.allowOther(), o.debug(), o.fuse());
             }
         } else {
             if (dir == null) {
@@ -137,7 +141,8 @@ final class MountCommand implements Callable<Integer> {
         }
         Optional<Duration> attr = attrTimeout != null ? Optional.of(Durations.parse(attrTimeout)) : o.attrTimeout();
         Optional<Duration> entry = entryTimeout != null ? Optional.of(Durations.parse(entryTimeout)) : o.entryTimeout();
-        return new MountOptions(o.dir(), root != null ? root : o.root(), attr, entry, o.allowOther(), debug || o.debug());
+        MountOptions.Libfuse libfuse = fuse != null ? MountOptions.Libfuse.parse("--fuse", fuse) : o.fuse();
+        return new MountOptions(o.dir(), root != null ? root : o.root(), attr, entry, o.allowOther(), debug || o.debug(), libfuse);
     }
 
     /** {@code strata umount DIR}: unmounts a Strata mount (the mount daemon then exits). */

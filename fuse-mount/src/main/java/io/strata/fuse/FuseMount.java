@@ -21,8 +21,12 @@ import org.slf4j.LoggerFactory;
  * A mounted Strata tree: starts libfuse's multi-threaded loop on its own thread, waits until the
  * kernel shows the mount, and unmounts (fusermount -u, then a lazy unmount if the mount is busy).
  *
+ * <p><b>libfuse2 or libfuse3</b> ({@code [mount] fuse}, {@link MountOptions.Libfuse}): both
+ * bindings translate to the same {@link FuseOps}; they differ in request size (libfuse2 128 KiB,
+ * libfuse3 1 MiB) and in how they reach libfuse (jnr-fuse; the Java FFM API, JDK 22+).
+ *
  * <p><b>Mount options.</b> {@code big_writes}, {@code max_read}/{@code max_write} of 128 KiB
- * (the most libfuse2 gets: FUSE protocol 7.19 has no {@code max_pages}), a 1 MiB kernel readahead,
+ * (the most libfuse2 gets: FUSE protocol 7.19 has no {@code max_pages}; libfuse3: 1 MiB), a 1 MiB kernel readahead,
  * {@code use_ino} (st_ino is the Strata inode), {@code hard_remove} (an unlinked open file is
  * not renamed to {@code .fuse_hidden*}), {@code default_permissions} (the kernel checks mode bits
  * too) and {@code allow_other} when mounted by root.
@@ -42,22 +46,27 @@ public final class FuseMount implements AutoCloseable {
             "/lib/aarch64-linux-gnu/libfuse.so.2", "/usr/lib/aarch64-linux-gnu/libfuse.so.2", "/usr/lib64/libfuse.so.2",
             "/lib64/libfuse.so.2", "/usr/lib/libfuse.so.2", "/usr/local/lib/libfuse.so.2");
 
-    private final StrataFuse fuse;
+    private static final List<String> LIBFUSE3 = List.of("/lib/x86_64-linux-gnu/libfuse3.so.3", "/usr/lib/x86_64-linux-gnu/libfuse3.so.3",
+            "/usr/lib64/libfuse3.so.3", "/lib64/libfuse3.so.3", "/usr/lib/libfuse3.so.3", "/usr/local/lib/libfuse3.so.3");
+    /** The libfuse3 binding, compiled at Java 22 from src/main/java22 and loaded by name. */
+    private static final String FUSE3_BINDING = "io.strata.fuse.StrataFuse3";
+
+    private final FuseOps fuse;
     private final Path dir;
     private final Thread loop;
     private final CompletableFuture<Integer> ended = new CompletableFuture<>();
     private final Duration attrTimeout;
     private final Duration entryTimeout;
 
-    private FuseMount(StrataFuse fuse, Path dir, Duration attr, Duration entry, MountOptions opts) {
+    private FuseMount(FuseOps fuse, FuseBinding binding, Path dir, Duration attr, Duration entry, MountOptions opts) {
         this.fuse = fuse;
         this.dir = dir;
         this.attrTimeout = attr;
         this.entryTimeout = entry;
-        String[] args = opts.fuseArgs(attr, entry).toArray(String[]::new);
+        List<String> args = opts.fuseArgs(attr, entry);
         this.loop = new Thread(() -> {
             try {
-                fuse.mount(dir, true, opts.debug(), args);
+                binding.run(dir, args, opts.debug());
                 ended.complete(0);
             } catch (Throwable t) {
                 ended.completeExceptionally(t);
@@ -66,14 +75,51 @@ public final class FuseMount implements AutoCloseable {
         loop.setDaemon(true);
     }
 
-    /** Why FUSE cannot be used here, or empty when {@code /dev/fuse} and libfuse2 are both available. */
+    /** Why a libfuse2 mount cannot be made here, or empty when {@code /dev/fuse} and libfuse2 are both available. */
     public static Optional<String> unavailable() {
+        return unavailable(MountOptions.Libfuse.LIBFUSE2);
+    }
+
+    /** Why a mount through {@code libfuse} cannot be made here, or empty when it can. */
+    public static Optional<String> unavailable(MountOptions.Libfuse libfuse) {
+        if (libfuse == MountOptions.Libfuse.LIBFUSE2) {
+            return unavailable2();
+        }
+        Optional<String> dev = devFuse();
+        if (dev.isPresent()) {
+            return dev;
+        }
+        if (Runtime.version().feature() < 22) {
+            return Optional.of("the libfuse3 mount needs JDK 22 or newer (the Java FFM API); this is JDK " + Runtime.version().feature());
+        }
+        if (libfuse3().isEmpty()) {
+            return Optional.of("libfuse3 (libfuse3.so.3, 3.12 or newer) is not installed (Debian: apt-get install libfuse3-3)");
+        }
+        if (FuseMount.class.getClassLoader().getResource(FUSE3_BINDING.replace('.', '/') + ".class") == null) {
+            return Optional.of("this build has no libfuse3 binding (it was built with a JDK older than 22)");
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<String> libfuse3() {
+        return LIBFUSE3.stream().filter(p -> Files.exists(Path.of(p))).findFirst();
+    }
+
+    private static Optional<String> devFuse() {
         Path dev = Path.of("/dev/fuse");
         if (!Files.exists(dev)) {
             return Optional.of("/dev/fuse does not exist (load the fuse module, or give the container --device /dev/fuse)");
         }
         if (!Files.isReadable(dev) || !Files.isWritable(dev)) {
             return Optional.of("/dev/fuse is not readable and writable by this user");
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<String> unavailable2() {
+        Optional<String> dev = devFuse();
+        if (dev.isPresent()) {
+            return dev;
         }
         if (LIBFUSE2.stream().noneMatch(p -> Files.exists(Path.of(p)))) {
             return Optional.of("libfuse2 (libfuse.so.2) is not installed (Debian: apt-get install fuse libfuse2)");
@@ -86,7 +132,7 @@ public final class FuseMount implements AutoCloseable {
      * the kernel shows the mount. Fails with UNSUPPORTED when FUSE is not available.
      */
     public static FuseMount mount(StrataFileSystem fs, MountOptions opts, MeterRegistry meters) {
-        Optional<String> why = unavailable();
+        Optional<String> why = unavailable(opts.fuse());
         if (why.isPresent()) {
             throw new StrataException(Status.UNSUPPORTED, "cannot mount: " + why.get());
         }
@@ -113,7 +159,8 @@ public final class FuseMount implements AutoCloseable {
             case CLOSE_TO_OPEN -> Duration.ofSeconds(1);
             case IMMUTABLE -> Duration.ofSeconds(60);
         });
-        FuseMount m = new FuseMount(new StrataFuse(fs, opts.root(), meters, attr.isZero() ? entry : Duration.ZERO, entry), dir, attr, entry, opts);
+        FuseOps ops = new FuseOps(fs, opts.root(), meters, attr.isZero() ? entry : Duration.ZERO, entry);
+        FuseMount m = new FuseMount(ops, binding(ops, opts.fuse()), dir, attr, entry, opts);
         m.loop.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!isMounted(dir)) {
@@ -126,9 +173,46 @@ public final class FuseMount implements AutoCloseable {
             }
             sleep(10);
         }
-        LOG.info("mounted {} at {} (attr timeout {} ms, entry timeout {} ms, root consistency {})", opts.root(), dir,
-                attr.toMillis(), entry.toMillis(), mode.policyName());
+        if (opts.fuse() == MountOptions.Libfuse.LIBFUSE3) {
+            readahead(dir, opts.fuse().maxRequest());
+        }
+        LOG.info("mounted {} at {} through {} (attr timeout {} ms, entry timeout {} ms, root consistency {})", opts.root(), dir,
+                opts.fuse().configName(), attr.toMillis(), entry.toMillis(), mode.policyName());
         return m;
+    }
+
+    /**
+     * Sets the kernel's readahead window of the mount at {@code dir} to {@code bytes}
+     * ({@code /sys/class/bdi/MAJOR:MINOR/read_ahead_kb}; root only). The kernel takes the smaller
+     * of the file system's {@code max_readahead} and the default 128 KiB at mount, so without
+     * this a sequential read reaches the mount in 128 KiB requests whatever {@code max_pages}
+     * allows. Best effort: where it cannot be set, reads stay at 128 KiB.
+     */
+    static void readahead(Path dir, int bytes) {
+        String want = dir.toAbsolutePath().normalize().toString();
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+                String[] f = line.split(" ");
+                if (f.length > 4 && unescape(f[4]).equals(want)) {
+                    Files.writeString(Path.of("/sys/class/bdi", f[2], "read_ahead_kb"), Integer.toString(bytes / 1024));
+                    return;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot set the readahead of {} to {} KiB (reads stay at 128 KiB): {}", dir, bytes / 1024, e.toString());
+        }
+    }
+
+    private static FuseBinding binding(FuseOps ops, MountOptions.Libfuse libfuse) {
+        if (libfuse == MountOptions.Libfuse.LIBFUSE2) {
+            return new StrataFuse(ops);
+        }
+        try {
+            return (FuseBinding) Class.forName(FUSE3_BINDING).getDeclaredConstructor(FuseOps.class, String.class, int.class)
+                    .newInstance(ops, libfuse3().orElseThrow(), libfuse.maxRequest());
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw new StrataException(Status.UNSUPPORTED, "cannot load the libfuse3 binding: " + e);
+        }
     }
 
     public Path dir() {

@@ -271,7 +271,7 @@ class CacheXattrsIT {
     @Test
     void aMountWithoutL1SaysSoAndRefusesToDrop() throws IOException {
         Path m2 = Files.createDirectories(dir.resolve("mnt-no-l1"));
-        try (StrataFileSystem plain = c.client("plain"); FuseMount mount = FuseMount.mount(plain, MountOptions.at(m2), c.meters())) {
+        try (StrataFileSystem plain = c.client("plain"); FuseMount mount = FuseMount.mount(plain, FuseUnderTest.at(m2), c.meters())) {
             Files.writeString(m2.resolve("x.txt"), "x");
             assertThat(stats(m2)).containsExactlyEntriesOf(Map.of("l1", "off"));
             assertThat(stats(m2.resolve("x.txt"))).containsExactlyEntriesOf(Map.of("l1", "off"));

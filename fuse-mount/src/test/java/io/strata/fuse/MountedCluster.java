@@ -33,7 +33,7 @@ final class MountedCluster implements AutoCloseable {
             ClientConfig cfg = settings.apply(ClientConfig.of(List.of(c.metaAddress()), c.routing()).withName("mount"));
             f = StrataFileSystem.connect(ctx, cfg);
             Path m = Files.createDirectories(dir.resolve("mnt"));
-            this.mount = FuseMount.mount(f, opts == null ? MountOptions.at(m) : opts, ctx.meters());
+            this.mount = FuseMount.mount(f, opts == null ? FuseUnderTest.at(m) : opts, ctx.meters());
             this.mnt = m;
         } catch (RuntimeException | IOException e) {
             if (f != null) {
@@ -52,6 +52,11 @@ final class MountedCluster implements AutoCloseable {
 
     static MountedCluster start(Path dir, long seed) {
         return new MountedCluster(dir, seed, StorageCluster.Mode.IN_PROCESS, c -> c, null);
+    }
+
+    /** A cluster mounted through {@code libfuse} (whatever {@link FuseUnderTest} says). */
+    static MountedCluster start(Path dir, long seed, MountOptions.Libfuse libfuse) {
+        return new MountedCluster(dir, seed, StorageCluster.Mode.IN_PROCESS, c -> c, MountOptions.at(dir.resolve("mnt")).withFuse(libfuse));
     }
 
     static MountedCluster start(Path dir, long seed, StorageCluster.Mode mode, UnaryOperator<ClientConfig> settings) {

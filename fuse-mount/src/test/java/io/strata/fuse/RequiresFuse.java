@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
-/** Tagged {@code fuse}; skipped, with the reason printed, when /dev/fuse or libfuse2 is missing. */
+/** Tagged {@code fuse}; skipped, with the reason printed, when /dev/fuse or the libfuse under test ({@link FuseUnderTest}) is missing. */
 @Target({ElementType.TYPE, ElementType.METHOD})
 @Retention(RetentionPolicy.RUNTIME)
 @Fuse
@@ -20,13 +20,13 @@ import org.junit.jupiter.api.extension.ExtensionContext;
     final class Condition implements ExecutionCondition {
         @Override
         public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-            Optional<String> why = FuseMount.unavailable();
+            Optional<String> why = FuseMount.unavailable(FuseUnderTest.libfuse());
             if (why.isPresent()) {
                 String msg = "skipped: FUSE is not available here: " + why.get();
                 System.err.println("[strata] " + context.getDisplayName() + " " + msg);
                 return ConditionEvaluationResult.disabled(msg);
             }
-            return ConditionEvaluationResult.enabled("/dev/fuse and libfuse2 are available");
+            return ConditionEvaluationResult.enabled("/dev/fuse and " + FuseUnderTest.libfuse().configName() + " are available");
         }
     }
 }

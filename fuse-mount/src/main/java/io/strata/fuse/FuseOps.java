@@ -1,0 +1,740 @@
+package io.strata.fuse;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.strata.client.EntryStatus;
+import io.strata.client.FileStatus;
+import io.strata.client.OpenFlag;
+import io.strata.client.StrataFile;
+import io.strata.client.StrataFileSystem;
+import io.strata.config.policy.Consistency;
+import io.strata.core.InodeId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.util.Futures;
+import io.strata.protocol.meta.DirEntry;
+import io.strata.protocol.meta.InodeType;
+import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.StatFs;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The operations of a Strata FUSE mount over a {@link StrataFileSystem}, independent of the
+ * libfuse binding: {@link StrataFuse} (libfuse2 through jnr-fuse) and {@code StrataFuse3}
+ * (libfuse3 through the Java FFM API) translate libfuse's structs to and from these calls, so
+ * both mounts answer every request the same way. Each method returns what libfuse wants back:
+ * 0 or a byte count, or a negated errno.
+ *
+ * <p><b>Threads.</b> libfuse runs its multi-threaded loop and calls these methods on its own
+ * threads; each one waits for the client's future with a bound (the client's io or meta timeout
+ * plus a second), so no request hangs: an operation that cannot complete in time fails with EIO
+ * (see {@link FuseErrors}), and a read that a replica can serve succeeds.
+ *
+ * <p><b>Who.</b> Each request runs as the calling process's uid, gid and supplementary groups
+ * ({@link Callers}); the namespace checks permissions (and the kernel too, with
+ * {@code default_permissions}).
+ *
+ * <p><b>Open files.</b> {@code fh} is an index into the table of open {@link StrataFile}s, so
+ * every operation on an open file works without its path (libfuse keeps an unlinked open file
+ * under a hidden name, {@code .fuse_hidden*}, usable until released). {@code flush}
+ * (each close(2)) publishes the file's writes, so another client's open sees them as soon as
+ * close(2) returned; {@code release} ends the session.
+ *
+ * <p><b>Kernel caching per file.</b> From the file's consistency mode: {@code strict} opens
+ * use {@code direct_io} (no page cache: every read reaches the client, which reaches L3);
+ * {@code immutable} opens keep the page cache ({@code keep_cache}); {@code close-to-open} opens
+ * keep it only when the file's data version is the one the page cache was filled at, else the
+ * kernel drops it at open. Attribute and entry timeouts are mount-wide in the high-level API
+ * (see {@link FuseMount}).
+ *
+ * <p><b>Metrics.</b> {@code strata.fuse.requests} (a timer per {@code op} and {@code result})
+ * and {@code strata.fuse.request.bytes} (the size of each read and write request, per
+ * {@code op}): how many requests a GiB takes is what tells the two libfuse versions apart.
+ */
+final class FuseOps {
+    private static final Logger LOG = LoggerFactory.getLogger(FuseOps.class);
+    private static final int O_ACCMODE = 3;
+    private static final int O_WRONLY = 1;
+    private static final int O_RDWR = 2;
+    private static final int O_EXCL = 0200;
+    private static final int O_TRUNC = 01000;
+    private static final int O_DIRECT = 040000;
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFREG = 0100000;
+    private static final int S_IFDIR = 0040000;
+    private static final int S_IFLNK = 0120000;
+    private static final int S_IFIFO = 0010000;
+    private static final int S_IFSOCK = 0140000;
+    private static final int S_IFCHR = 0020000;
+    private static final int S_IFBLK = 0060000;
+    /** What statfs reports as free: storage nodes do not report capacity to clients yet. */
+    private static final long REPORTED_CAPACITY = 1L << 50;
+
+    /** The process a request comes from (libfuse's request context). */
+    record Who(long uid, long gid, long pid) {
+    }
+
+    /** Where a request's attributes go (the binding's {@code struct stat}). */
+    @FunctionalInterface
+    interface Attrs {
+        void set(FileStatus st, long rdev);
+    }
+
+    /** Where readdir's entries go; false when the kernel's buffer is full. */
+    @FunctionalInterface
+    interface Dir {
+        boolean add(String name, InodeType type, long ino);
+    }
+
+    /** Where an open's handle and caching bits go (the binding's {@code struct fuse_file_info}). */
+    @FunctionalInterface
+    interface Opened {
+        void set(long fh, boolean directIo, boolean keepCache);
+    }
+
+    /** Where statfs's figures go, in blocks of {@code bsize} bytes. */
+    @FunctionalInterface
+    interface Fs {
+        void set(long bsize, long blocks, long free, long files, long freeFiles, long nameMax);
+    }
+
+    private final StrataFileSystem fs;
+    private final String root;
+    private final Duration metaBound;
+    private final Duration ioBound;
+    private final Callers callers = new Callers();
+    private final ConcurrentHashMap<Long, StrataFile> open = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<InodeId, Long> pageCacheVersion = new ConcurrentHashMap<>();
+    private final AtomicLong nextFh = new AtomicLong();
+    private final MeterRegistry meters;
+    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    private final DistributionSummary readBytes;
+    private final DistributionSummary writeBytes;
+    private final CacheXattrs cache;
+    private final CheckpointXattrs checkpoints = new CheckpointXattrs();
+    /**
+     * Directory attributes by FUSE path, answered without a round trip for the entry timeout
+     * (null when it is 0, or when the kernel caches attributes itself). With the attribute
+     * timeout at 0 (close-to-open) the kernel asks for the attributes of every directory on a
+     * path at each path walk ({@code default_permissions} checks them): fio's delete phase made
+     * 20 getattrs per deleted file. File attributes are never kept here: under close-to-open a
+     * stat after another client's close must see its size. As with NFS's directory attribute
+     * cache and MooseFS's, a directory another client changed shows its new mode, owner, times
+     * (or that it is gone) up to that timeout later; this mount's own changes drop the entries
+     * they touch at once. Keyed by path alone: the kernel checks search permission on every
+     * parent before it asks for a path's attributes.
+     */
+    private final Cache<String, FileStatus> dirAttrs;
+    /** Moves at each change this mount makes: attributes fetched across one are not kept. */
+    private final AtomicLong changes = new AtomicLong();
+    /**
+     * The inode a regular file's path named when this mount last looked it up for the kernel,
+     * per uid, kept for the entry timeout (null when it is 0): the kernel's lookup of a path
+     * comes right before its open, so the open goes to that inode with one Open call instead
+     * of walking the path again. Only the name-to-inode step is reused (as the kernel's own
+     * dentry cache reuses it for the entry timeout); the Open answers the file's current
+     * attributes and data version, so close-to-open holds as before. This mount's changes
+     * drop the entries they touch.
+     */
+    private final Cache<Known, InodeId> knownFiles;
+    /** Handles whose next fgetattr is answered with their open's attributes (libfuse asks right after a create). */
+    private final Set<Long> justCreated = ConcurrentHashMap.newKeySet();
+
+    private record Known(long uid, String path) {
+    }
+
+    FuseOps(StrataFileSystem fs, String root, MeterRegistry meters, Duration dirAttrTtl, Duration entryTtl) {
+        this.knownFiles = entryTtl.isZero() ? null
+                : Caffeine.newBuilder().expireAfterWrite(entryTtl).maximumSize(100_000).build();
+        this.fs = fs;
+        this.root = root.equals("/") ? "" : (root.endsWith("/") ? root.substring(0, root.length() - 1) : root);
+        this.metaBound = fs.config().metaTimeout().plusSeconds(1);
+        this.dirAttrs = dirAttrTtl.isZero() ? null
+                : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).build();
+        this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
+        this.meters = meters;
+        this.readBytes = requestBytes("read", meters);
+        this.writeBytes = requestBytes("write", meters);
+        this.cache = new CacheXattrs(fs, inode -> {
+            if (inode == null) {
+                pageCacheVersion.clear();
+            } else {
+                pageCacheVersion.remove(inode);
+            }
+        }, metaBound, ioBound);
+    }
+
+    private static DistributionSummary requestBytes(String op, MeterRegistry meters) {
+        return DistributionSummary.builder("strata.fuse.request.bytes").tag("op", op).baseUnit("bytes")
+                .description("size of each FUSE read or write request").register(meters);
+    }
+
+    // ---- plumbing ----
+
+    private String p(String path) {
+        if (path == null) {
+            throw new StrataException(Status.STALE_HANDLE, "no path for this request");
+        }
+        return root + path;
+    }
+
+    private StrataFileSystem as(Who w) {
+        return fs.as(callers.of(w.uid(), w.gid(), w.pid()));
+    }
+
+    private static <T> T join(CompletableFuture<T> f, Duration bound) {
+        return Futures.join(f, bound);
+    }
+
+    private int call(String op, Callable<Integer> body) {
+        long t0 = System.nanoTime();
+        String result = "ok";
+        try {
+            int r = body.call();
+            if (r < 0) {
+                result = "errno-" + (-r);
+            }
+            return r;
+        } catch (Throwable t) {
+            int e = FuseErrors.errno(t);
+            result = "errno-" + (-e);
+            if (e == -Status.Errno.EIO) {
+                LOG.warn("{} failed: {}", op, StrataException.wrap(StrataException.unwrapCompletion(t)).toString());
+            }
+            return e;
+        } finally {
+            String key = op + "/" + result;
+            timers.computeIfAbsent(key, k -> Timer.builder("strata.fuse.requests").tag("op", op)
+                    .tag("result", key.substring(op.length() + 1)).register(meters)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private StrataFile handle(long fh) {
+        StrataFile h = open.get(fh);
+        if (h == null) {
+            throw new StrataException(Status.STALE_HANDLE, "no open file " + fh);
+        }
+        return h;
+    }
+
+    /** The files this mount has open (tests, unmount). */
+    int openFiles() {
+        return open.size();
+    }
+
+    /** Closes every file still open (unmount): publishes their writes. */
+    void closeAll() {
+        for (Long fh : List.copyOf(open.keySet())) {
+            StrataFile h = open.remove(fh);
+            if (h != null) {
+                try {
+                    join(h.closeAsync(), ioBound);
+                } catch (RuntimeException e) {
+                    LOG.warn("closing {} at unmount: {}", h, e.toString());
+                }
+            }
+        }
+    }
+
+    /** The {@code S_IFMT} bits of a type. */
+    static int typeBits(InodeType type) {
+        return switch (type) {
+            case DIRECTORY -> S_IFDIR;
+            case SYMLINK -> S_IFLNK;
+            case FILE -> S_IFREG;
+            case FIFO -> S_IFIFO;
+            case SOCKET -> S_IFSOCK;
+            case CHAR_DEVICE -> S_IFCHR;
+            case BLOCK_DEVICE -> S_IFBLK;
+        };
+    }
+
+    /** The type {@code mknod(2)} asks for in {@code mode}'s {@code S_IFMT} bits (0 is a regular file), or null. */
+    static InodeType typeOf(long mode) {
+        return switch ((int) (mode & S_IFMT)) {
+            case 0, S_IFREG -> InodeType.FILE;
+            case S_IFIFO -> InodeType.FIFO;
+            case S_IFSOCK -> InodeType.SOCKET;
+            case S_IFCHR -> InodeType.CHAR_DEVICE;
+            case S_IFBLK -> InodeType.BLOCK_DEVICE;
+            default -> null;
+        };
+    }
+
+    /** {@code st_mode} of a status: type bits and permission bits. */
+    static int mode(FileStatus st) {
+        return typeBits(st.type()) | (st.mode() & 07777);
+    }
+
+    // ---- attributes ----
+
+    int getattr(Who w, String path, Attrs out) {
+        return call("getattr", () -> {
+            FileStatus st = dirAttrs == null ? null : dirAttrs.getIfPresent(path);
+            long rdev = 0;
+            if (st == null) {
+                long before = changes.get();
+                EntryStatus e = join(as(w).lstatEntryAsync(p(path)), metaBound);
+                st = e.status();
+                rdev = e.rdev();
+                if (dirAttrs != null && st.type() == InodeType.DIRECTORY) {
+                    dirAttrs.put(path, st);
+                    if (changes.get() != before) {
+                        dirAttrs.invalidate(path); // a change of this mount may have crossed the fetch
+                    }
+                } else if (knownFiles != null && st.type() == InodeType.FILE) {
+                    Known k = new Known(w.uid(), path);
+                    knownFiles.put(k, st.inode());
+                    if (changes.get() != before) {
+                        knownFiles.invalidate(k);
+                    }
+                }
+            }
+            out.set(st, rdev);
+            return 0;
+        });
+    }
+
+    /** The attributes of open file {@code fh} (its path when the handle is unknown). */
+    int fgetattr(Who w, String path, long fh, Attrs out) {
+        return call("fgetattr", () -> {
+            StrataFile h = open.get(fh);
+            Optional<FileStatus> atOpen = h != null && justCreated.remove(fh) ? h.statAtOpen() : Optional.empty();
+            if (atOpen.isPresent()) {
+                out.set(atOpen.get(), 0); // the create's own answer, a moment old
+            } else if (h != null) {
+                out.set(join(h.statAsync(), metaBound), 0);
+            } else {
+                EntryStatus e = join(as(w).lstatEntryAsync(p(path)), metaBound);
+                out.set(e.status(), e.rdev());
+            }
+            return 0;
+        });
+    }
+
+    /** {@link #call}, then forgets the cached attributes {@code path}'s change touched (every directory for a null path: a rename). */
+    private int mutation(String op, String path, Callable<Integer> body) {
+        try {
+            return call(op, body);
+        } finally {
+            if (path == null) {
+                changedTree();
+            } else {
+                changed(path);
+            }
+        }
+    }
+
+    /** A {@link #mutation} that is one call to the meta service, waited for up to the meta bound; 0 once it is done. */
+    private int metaChange(String op, String path, Callable<CompletableFuture<?>> change) {
+        return mutation(op, path, () -> {
+            join(change.call(), metaBound);
+            return 0;
+        });
+    }
+
+    /** This mount changed {@code path} (and so its parent directory's times or link count). */
+    private void changed(String path) {
+        if (knownFiles != null) {
+            changes.incrementAndGet();
+            knownFiles.asMap().keySet().removeIf(k -> k.path().equals(path));
+        }
+        if (dirAttrs != null) {
+            changes.incrementAndGet();
+            dirAttrs.invalidate(path);
+            int slash = path.lastIndexOf('/');
+            dirAttrs.invalidate(slash <= 0 ? "/" : path.substring(0, slash));
+        }
+    }
+
+    /** A change that may move whole subtrees (a rename): forget every directory. */
+    private void changedTree() {
+        if (knownFiles != null) {
+            changes.incrementAndGet();
+            knownFiles.invalidateAll();
+        }
+        if (dirAttrs != null) {
+            changes.incrementAndGet();
+            dirAttrs.invalidateAll();
+        }
+    }
+
+    int access(Who w, String path) {
+        return call("access", () -> {
+            join(as(w).lstatAsync(p(path)), metaBound);
+            return 0;
+        });
+    }
+
+    int chmod(Who w, String path, long mode) {
+        return metaChange("chmod", path, () -> as(w).setAttrAsync(p(path), SetAttr.mode((int) (mode & 07777))));
+    }
+
+    /** uid or gid {@code -1} (as 32 or 64 bits) leaves it unchanged. */
+    int chown(Who w, String path, long uid, long gid) {
+        return mutation("chown", path, () -> {
+            Integer u = uid == -1 || uid == 0xFFFFFFFFL ? null : (int) uid;
+            Integer g = gid == -1 || gid == 0xFFFFFFFFL ? null : (int) gid;
+            join(as(w).setAttrAsync(p(path), SetAttr.owner(u, g)), metaBound);
+            return 0;
+        });
+    }
+
+    /** Times in nanoseconds since the epoch, {@link SetAttr#NOW}, or null to leave one unchanged. */
+    int utimens(Who w, String path, Long atime, Long mtime) {
+        return mutation("utimens", path, () -> {
+            if (atime != null || mtime != null) {
+                join(as(w).setAttrAsync(p(path), SetAttr.times(atime, mtime)), metaBound);
+            }
+            return 0;
+        });
+    }
+
+    int truncate(Who w, String path, long size) {
+        return call("truncate", () -> {
+            join(as(w).truncateAsync(p(path), size), ioBound);
+            return 0;
+        });
+    }
+
+    /** Truncates through open file {@code fh} when it is open for writing, else by path. */
+    int ftruncate(Who w, String path, long fh, long size) {
+        return call("ftruncate", () -> {
+            StrataFile h = open.get(fh);
+            join(h != null && h.isWritable() ? h.truncateAsync(size) : as(w).truncateAsync(p(path), size), ioBound);
+            return 0;
+        });
+    }
+
+    int statfs(Fs out) {
+        return call("statfs", () -> {
+            StatFs s = join(fs.statfsAsync(), metaBound);
+            long bsize = 4096;
+            long used = (s.bytes() + bsize - 1) / bsize;
+            long total = Math.max(used, REPORTED_CAPACITY / bsize);
+            out.set(bsize, total, total - used, s.inodes() + (1L << 32), 1L << 32, 255);
+            return 0;
+        });
+    }
+
+    // ---- directories and names ----
+
+    int mkdir(Who w, String path, long mode) {
+        return metaChange("mkdir", path, () -> as(w).mkdirAsync(p(path), (int) (mode & 07777)));
+    }
+
+    int rmdir(Who w, String path) {
+        return metaChange("rmdir", path, () -> as(w).rmdirAsync(p(path)));
+    }
+
+    int unlink(Who w, String path) {
+        return metaChange("unlink", path, () -> as(w).unlinkAsync(p(path)));
+    }
+
+    int rename(Who w, String oldpath, String newpath) {
+        return metaChange("rename", null, () -> as(w).renameAsync(p(oldpath), p(newpath)));
+    }
+
+    int symlink(Who w, String target, String linkpath) {
+        return metaChange("symlink", linkpath, () -> as(w).symlinkAsync(target, p(linkpath)));
+    }
+
+    int link(Who w, String oldpath, String newpath) {
+        return metaChange("link", newpath, () -> as(w).linkAsync(p(oldpath), p(newpath)));
+    }
+
+    /** The link's target, NUL-terminated and truncated to fit {@code buf}. */
+    int readlink(Who w, String path, ByteBuffer buf) {
+        return call("readlink", () -> {
+            byte[] t = join(as(w).readlinkAsync(p(path)), metaBound).getBytes(StandardCharsets.UTF_8);
+            if (buf.capacity() == 0) {
+                return 0;
+            }
+            int n = Math.min(t.length, buf.capacity() - 1);
+            buf.put(0, t, 0, n);
+            buf.put(n, (byte) 0);
+            return 0;
+        });
+    }
+
+    /**
+     * Regular files, FIFOs, sockets ({@code bind(2)} makes one) and devices. Only the name is
+     * stored: the kernel gives a FIFO, socket or device inode its own operations, so their I/O
+     * never reaches this mount.
+     */
+    int mknod(Who w, String path, long mode, long rdev) {
+        return mutation("mknod", path, () -> {
+            InodeType type = typeOf(mode);
+            if (type == null) {
+                return -Status.Errno.EINVAL;
+            }
+            long dev = type.isDevice() ? rdev & 0xFFFF_FFFFL : 0; // FUSE carries 32 bits; others have none
+            join(as(w).mknodAsync(p(path), type, (int) (mode & 07777), dev), metaBound);
+            return 0;
+        });
+    }
+
+    int opendir(Who w, String path) {
+        return call("opendir", () -> {
+            FileStatus st = join(as(w).statAsync(p(path)), metaBound);
+            return st.isDirectory() ? 0 : -Status.Errno.ENOTDIR;
+        });
+    }
+
+    /** Every entry of the directory, {@code .} and {@code ..} first (their type null), in one reply. */
+    int readdir(Who w, String path, Dir out) {
+        return call("readdir", () -> {
+            List<DirEntry> entries = join(as(w).listAsync(p(path), false), metaBound.multipliedBy(4));
+            out.add(".", null, 0);
+            out.add("..", null, 0);
+            for (DirEntry e : entries) {
+                if (!out.add(e.name(), e.type(), e.inode().value())) {
+                    break;
+                }
+            }
+            return 0;
+        });
+    }
+
+    // ---- files ----
+
+    int open(Who w, String path, int flags, Opened out) {
+        return call("open", () -> {
+            Set<OpenFlag> of = EnumSet.noneOf(OpenFlag.class);
+            int acc = flags & O_ACCMODE;
+            if (acc != O_WRONLY) {
+                of.add(OpenFlag.READ);
+            }
+            if (acc == O_WRONLY || acc == O_RDWR) {
+                of.add(OpenFlag.WRITE);
+                if ((flags & O_TRUNC) != 0) {
+                    of.add(OpenFlag.TRUNCATE);
+                }
+            }
+            InodeId known = knownFiles == null || path == null ? null : knownFiles.getIfPresent(new Known(w.uid(), path));
+            register(join(as(w).openKnownAsync(p(path), known, of), ioBound), flags, out);
+            return 0;
+        });
+    }
+
+    int create(Who w, String path, long mode, int flags, Opened out) {
+        return mutation("create", path, () -> {
+            Set<OpenFlag> of = EnumSet.of(OpenFlag.CREATE, OpenFlag.WRITE);
+            if ((flags & O_ACCMODE) != O_WRONLY) {
+                of.add(OpenFlag.READ);
+            }
+            if ((flags & O_EXCL) != 0) {
+                of.add(OpenFlag.EXCLUSIVE);
+            }
+            if ((flags & O_TRUNC) != 0) {
+                of.add(OpenFlag.TRUNCATE);
+            }
+            long fh = register(join(as(w).openAsync(p(path), of, (int) (mode & 07777)), ioBound), flags, out);
+            justCreated.add(fh);
+            return 0;
+        });
+    }
+
+    private long register(StrataFile h, int flags, Opened out) {
+        long fh = nextFh.incrementAndGet();
+        open.put(fh, h);
+        boolean directIo = false;
+        boolean keepCache = false;
+        Consistency mode = h.policy().consistency();
+        if (mode == Consistency.STRICT || (flags & O_DIRECT) != 0) {
+            directIo = true;
+        } else if (mode == Consistency.IMMUTABLE) {
+            keepCache = true;
+        } else {
+            Long cached = pageCacheVersion.put(h.inode(), h.dataVersion());
+            keepCache = cached != null && cached == h.dataVersion();
+        }
+        out.set(fh, directIo, keepCache);
+        return fh;
+    }
+
+    /** Reads into {@code dst} (libfuse's buffer, borrowed for this call) from {@code offset}; the byte count. */
+    int read(long fh, ByteBuffer dst, long offset) {
+        readBytes.record(dst.remaining());
+        return call("read", () -> {
+            ByteBuf b = join(handle(fh).readAsync(offset, dst.remaining()), ioBound);
+            try {
+                int n = b.readableBytes();
+                if (n > 0) {
+                    b.getBytes(b.readerIndex(), dst.duplicate().limit(dst.position() + n));
+                }
+                return n;
+            } finally {
+                b.release();
+            }
+        });
+    }
+
+    /** Writes {@code src} (libfuse's buffer, borrowed: wrapped without a copy while this thread waits) at {@code offset}. */
+    int write(long fh, ByteBuffer src, long offset) {
+        writeBytes.record(src.remaining());
+        return call("write", () -> {
+            StrataFile h = handle(fh);
+            int n = src.remaining();
+            join(h.writeAsync(offset, Unpooled.wrappedBuffer(src)), ioBound);
+            return n;
+        });
+    }
+
+    int flush(long fh) {
+        return call("flush", () -> {
+            StrataFile h = handle(fh);
+            if (h.isWritable()) {
+                join(h.publishAsync(), ioBound);
+                pageCacheVersion.remove(h.inode()); // published: the data version moved on
+            }
+            return 0;
+        });
+    }
+
+    int fsync(long fh) {
+        return call("fsync", () -> {
+            StrataFile h = handle(fh);
+            join(h.fsyncAsync(), ioBound);
+            if (h.isWritable()) {
+                pageCacheVersion.remove(h.inode());
+            }
+            return 0;
+        });
+    }
+
+    int release(long fh) {
+        return call("release", () -> {
+            StrataFile h = open.remove(fh);
+            justCreated.remove(fh);
+            if (h != null) {
+                join(h.closeAsync(), ioBound);
+                if (h.isWritable()) {
+                    pageCacheVersion.remove(h.inode());
+                }
+            }
+            return 0;
+        });
+    }
+
+    // ---- extended attributes ----
+
+    /**
+     * {@code security.*} attributes are not stored: the kernel asks for {@code security.capability}
+     * before every write (to drop file capabilities), and answering that without a namespace call
+     * keeps small writes at FUSE speed.
+     */
+    private static boolean unsupportedNamespace(String name) {
+        return name.startsWith("security.") || name.startsWith("system.") || name.startsWith("trusted.");
+    }
+
+    /**
+     * How getxattr and listxattr answer with {@code v}: its length when {@code buf} is empty (the
+     * caller asks how much room it needs), ERANGE when it does not fit, else its length once
+     * copied into {@code buf}.
+     */
+    private static int copyOut(byte[] v, ByteBuffer buf) {
+        if (buf.capacity() == 0) {
+            return v.length;
+        }
+        if (buf.capacity() < v.length) {
+            return -FuseErrors.ERANGE;
+        }
+        buf.put(0, v);
+        return v.length;
+    }
+
+    /** {@code value}'s capacity is the caller's size (0: it asks how much room it needs). */
+    int getxattr(Who w, String path, String name, ByteBuffer value) {
+        if (unsupportedNamespace(name)) {
+            return -Status.Errno.ENODATA;
+        }
+        return call("getxattr", () -> {
+            StrataFileSystem as = as(w);
+            if (CacheXattrs.handles(name)) {
+                // statistics change between the size probe and the read: the probe leaves room
+                byte[] v = cache.get(as, p(path), "/".equals(path), name);
+                return value.capacity() == 0 ? v.length + 256 : copyOut(v, value);
+            }
+            if (CheckpointXattrs.handles(name)) {
+                // a status changes between the size probe and the read: the probe leaves room
+                byte[] v = checkpoints.get(as, p(path), name);
+                return value.capacity() == 0 ? v.length + 256 : copyOut(v, value);
+            }
+            byte[] v = join(PolicyXattrs.handles(name) ? PolicyXattrs.get(as, p(path), name) : as.getXattrAsync(p(path), name), metaBound);
+            return copyOut(v, value);
+        });
+    }
+
+    int setxattr(Who w, String path, String name, ByteBuffer value, int flags) {
+        if (unsupportedNamespace(name)) {
+            return -Status.Errno.ENOTSUP;
+        }
+        return mutation("setxattr", path, () -> {
+            byte[] v = new byte[value.remaining()];
+            value.get(value.position(), v);
+            StrataFileSystem as = as(w);
+            if (CacheXattrs.handles(name)) {
+                if (!name.equals(CacheXattrs.DROP)) {
+                    return -Status.Errno.EPERM; // user.strata.cache is read-only
+                }
+                cache.drop(as, p(path), "/".equals(path));
+                return 0;
+            }
+            if (CheckpointXattrs.handles(name)) {
+                checkpoints.set(as, p(path), name, v);
+                return 0;
+            }
+            join(PolicyXattrs.handles(name) ? PolicyXattrs.set(as, p(path), name, v) : as.setXattrAsync(p(path), name, v, flags), metaBound);
+            return 0;
+        });
+    }
+
+    int listxattr(Who w, String path, ByteBuffer list) {
+        return call("listxattr", () -> {
+            // only stored attributes: the virtual ones (user.strata.policy, .layout, .cache) are
+            // read by name; listed, cp -a / rsync -X would copy them onto other files (setting a
+            // directory's whole effective policy as overrides, or failing on read-only names)
+            List<String> names = join(as(w).listXattrsAsync(p(path)), metaBound);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            for (String n : names) {
+                out.writeBytes(n.getBytes(StandardCharsets.UTF_8));
+                out.write(0);
+            }
+            return copyOut(out.toByteArray(), list);
+        });
+    }
+
+    int removexattr(Who w, String path, String name) {
+        if (unsupportedNamespace(name)) {
+            return -Status.Errno.ENODATA;
+        }
+        return mutation("removexattr", path, () -> {
+            StrataFileSystem as = as(w);
+            if (CacheXattrs.handles(name) || CheckpointXattrs.handles(name)) {
+                return -Status.Errno.EPERM;
+            }
+            join(PolicyXattrs.handles(name) ? PolicyXattrs.remove(as, p(path), name) : as.removeXattrAsync(p(path), name), metaBound);
+            return 0;
+        });
+    }
+}
