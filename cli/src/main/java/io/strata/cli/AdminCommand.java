@@ -66,6 +66,11 @@ final class AdminCommand {
         }
 
         abstract String run(MgmtdClient client, Duration t);
+
+        /** The whole cluster state from the manager's leader. */
+        static ClusterStatus status(MgmtdClient client, Duration t) {
+            return Futures.join(client.call(new MgmtdMessage.GetStatus(), ClusterStatus.class, Duration.ofSeconds(5), t), t.plusSeconds(1));
+        }
     }
 
     /** A table of the cluster status. */
@@ -75,8 +80,7 @@ final class AdminCommand {
 
         @Override
         String run(MgmtdClient client, Duration t) {
-            ClusterStatus s = Futures.join(client.call(new MgmtdMessage.GetStatus(), ClusterStatus.class, Duration.ofSeconds(5), t),
-                    t.plusSeconds(1));
+            ClusterStatus s = status(client, t);
             Map<String, String> local = source.cluster() instanceof ClientSource.Cluster.Local l ? localProcesses(l.dir()) : Map.of();
             return render(what(), s, local);
         }

@@ -2,7 +2,6 @@ package io.strata.cli;
 
 import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
-import io.strata.core.NodeId;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
@@ -26,7 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.TreeSet;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -61,8 +59,7 @@ final class AdminHealth extends AdminCommand.Call {
     @Override
     String run(MgmtdClient client, Duration t) {
         double lagLimit = io.strata.config.Durations.parse(drainLag).toMillis() / 1000.0;
-        MgmtdMessage.ClusterStatus s = Futures.join(client.call(new MgmtdMessage.GetStatus(), MgmtdMessage.ClusterStatus.class,
-                Duration.ofSeconds(5), t), t.plusSeconds(1));
+        MgmtdMessage.ClusterStatus s = status(client, t);
         RoutingInfo r = s.routing();
         List<String> bad = new ArrayList<>();
         List<String> ok = new ArrayList<>();
@@ -150,14 +147,12 @@ final class AdminHealth extends AdminCommand.Call {
     }
 
     private static void scrub(NodeContext ctx, RoutingInfo r, Duration t, List<String> bad, List<String> ok) {
-        TreeSet<NodeId> storage = new TreeSet<>((a, b) -> Integer.compare(a.value(), b.value()));
-        r.targets().values().forEach(ti -> storage.add(ti.node()));
-        if (storage.isEmpty()) {
+        if (r.targets().isEmpty()) {
             return;
         }
         long repaired = 0;
         try (RpcClient rpc = new RpcClient(ctx, StorageMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
-            for (AdminScrub.Row row : AdminScrub.ask(rpc, r, storage, false, t)) {
+            for (AdminScrub.Row row : AdminScrub.ask(rpc, r, false, t)) {
                 if (row.scrub() == null) {
                     bad.add("storage node " + row.node().id().value() + " at " + row.node().hostPort() + " does not answer: " + row.error());
                     continue;

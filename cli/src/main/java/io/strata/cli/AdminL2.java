@@ -38,8 +38,7 @@ import picocli.CommandLine.Command;
 final class AdminL2 extends AdminCommand.Call {
     @Override
     String run(MgmtdClient client, Duration t) {
-        MgmtdMessage.ClusterStatus s = Futures.join(client.call(new MgmtdMessage.GetStatus(), MgmtdMessage.ClusterStatus.class,
-                Duration.ofSeconds(5), t), t.plusSeconds(1));
+        MgmtdMessage.ClusterStatus s = status(client, t);
         RoutingInfo r = s.routing();
         StringBuilder out = new StringBuilder();
         try (NodeContext ctx = ClientSource.context("strata-admin-l2", source.adminCredentials(), source.tls());

@@ -48,20 +48,15 @@ final class AdminScrub extends AdminCommand.Call {
 
     @Override
     String run(MgmtdClient client, Duration t) {
-        MgmtdMessage.ClusterStatus s = Futures.join(client.call(new MgmtdMessage.GetStatus(), MgmtdMessage.ClusterStatus.class,
-                Duration.ofSeconds(5), t), t.plusSeconds(1));
+        MgmtdMessage.ClusterStatus s = status(client, t);
         RoutingInfo r = s.routing();
-        TreeSet<NodeId> storage = new TreeSet<>((a, b) -> Integer.compare(a.value(), b.value()));
-        for (TargetInfo ti : r.targets().values()) {
-            storage.add(ti.node());
-        }
-        if (storage.isEmpty()) {
+        if (r.targets().isEmpty()) {
             return "No storage target is registered with the cluster manager.\n";
         }
         PrintWriter out = spec.commandLine().getOut();
         try (NodeContext ctx = ClientSource.context("strata-admin-scrub", source.adminCredentials(), source.tls());
              RpcClient rpc = new RpcClient(ctx, StorageMessages.PROTOCOL, RpcOptions.DEFAULTS)) {
-            List<Row> rows = ask(rpc, r, storage, start, t);
+            List<Row> rows = ask(rpc, r, start, t);
             while (await && rows.stream().anyMatch(x -> x.scrub != null && x.scrub.running())) {
                 out.println(progress(rows));
                 out.flush();
@@ -71,7 +66,7 @@ final class AdminScrub extends AdminCommand.Call {
                     Thread.currentThread().interrupt();
                     break;
                 }
-                rows = ask(rpc, r, storage, false, t);
+                rows = ask(rpc, r, false, t);
             }
             return render(rows);
         }
@@ -81,8 +76,12 @@ final class AdminScrub extends AdminCommand.Call {
     record Row(NodeInfo node, TargetScrub scrub, String error) {
     }
 
-    /** Every storage node's scrub report ({@code start}: after starting passes). */
-    static List<Row> ask(RpcClient rpc, RoutingInfo r, TreeSet<NodeId> storage, boolean start, Duration t) {
+    /** Every storage node's scrub report (the nodes holding targets, in id order; {@code start}: after starting passes). */
+    static List<Row> ask(RpcClient rpc, RoutingInfo r, boolean start, Duration t) {
+        TreeSet<NodeId> storage = new TreeSet<>((a, b) -> Integer.compare(a.value(), b.value()));
+        for (TargetInfo ti : r.targets().values()) {
+            storage.add(ti.node());
+        }
         List<Row> rows = new ArrayList<>();
         for (NodeId id : storage) {
             NodeInfo n = r.node(id);

@@ -112,7 +112,6 @@ final class Scrubber implements AutoCloseable {
         final AtomicLong repaired = new AtomicLong();
         final AtomicLong unrepaired = new AtomicLong();
         final Counter checkedBytesTotal;
-        final Counter found;
         volatile Thread running;
         volatile long chunks;
         volatile long checkedChunks;
@@ -130,7 +129,7 @@ final class Scrubber implements AutoCloseable {
             this.checkedBytesTotal = Counter.builder("strata.storage.scrub.checked.bytes")
                     .description("bytes of committed chunk versions read back and checked by scrub passes").baseUnit("bytes")
                     .tag("target", t).register(ctx.meters());
-            this.found = Counter.builder("strata.storage.scrub.corrupt")
+            FunctionCounter.builder("strata.storage.scrub.corrupt", corrupt, AtomicLong::get)
                     .description("corrupt chunk versions found (by a pass, a read or an update)").tag("target", t)
                     .register(ctx.meters());
             FunctionCounter.builder("strata.storage.scrub.repaired", repaired, AtomicLong::get)
@@ -408,7 +407,6 @@ final class Scrubber implements AutoCloseable {
                 return CompletableFuture.completedFuture(found);
             }
             p.corrupt.incrementAndGet();
-            p.found.increment();
             ChunkMeta m = found.meta();
             ChunkVersion v = m.committed();
             List<Peer> peers = peers(r, target, chunk, chunkSize);
