@@ -51,6 +51,30 @@ class ScrubTest {
         return data;
     }
 
+    /**
+     * Waits until every replica has committed {@code a}'s latest version: the client's write
+     * returns when the tail commits, and the commit reaches the rest of the chain just after.
+     */
+    private static void settle(StorageCluster f, ChunkAddress a) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (true) {
+            long newest = 0;
+            for (int n = 1; n <= 3; n++) {
+                newest = Math.max(newest, engine(f, n).meta(a.id(), SIZE).committedVersion());
+            }
+            boolean settled = newest > 0;
+            for (int n = 1; n <= 3; n++) {
+                ChunkMeta m = engine(f, n).meta(a.id(), SIZE);
+                settled &= !m.dirty() && m.committedVersion() == newest;
+            }
+            if (settled) {
+                return;
+            }
+            assertThat(System.nanoTime()).as("the commit of %s reached every replica", a).isLessThan(until);
+            Thread.sleep(10);
+        }
+    }
+
     private static ChunkEngine engine(StorageCluster f, int node) {
         return f.node(node).engine(StorageCluster.target(node, 1));
     }
@@ -97,6 +121,9 @@ class ScrubTest {
                 chunks.add(a);
                 contents.add(write(c, a, 100_000 + i * 70_000, i));
             }
+            for (ChunkAddress a : chunks) {
+                settle(f, a);
+            }
             flip(f, 2, chunks.get(1), 5);
             flip(f, 2, chunks.get(7), 300_000);
             ChunkMeta gone = engine(f, 2).meta(chunks.get(9).id(), SIZE);
@@ -134,6 +161,7 @@ class ScrubTest {
             StorageClient c = f.client("c");
             ChunkAddress a = StorageCluster.chunk(71, 0, 1, SIZE);
             byte[] data = write(c, a, SIZE, 3);
+            settle(f, a);
             flip(f, 1, a, 700_000);
             assertThat(readFrom(c, a, 1)).as("served by another replica").isEqualTo(data);
             long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
@@ -154,6 +182,7 @@ class ScrubTest {
             StorageClient c = f.client("c");
             ChunkAddress a = StorageCluster.chunk(72, 0, 1, SIZE);
             byte[] data = write(c, a, 200_000, 4);
+            settle(f, a);
             // damage the bytes next to the update (same 64 KiB block) on the head and in the middle
             // of the chain: each would copy them into the new version and checksum them afresh
             flip(f, 1, a, 65_600);
@@ -170,6 +199,7 @@ class ScrubTest {
             // a damaged block the update does not touch keeps its old CRC: still caught, never read
             ChunkAddress b = StorageCluster.chunk(72, 1, 1, SIZE);
             byte[] other = write(c, b, 200_000, 5);
+            settle(f, b);
             flip(f, 3, b, 10);
             patch(c, b, other, 66_000, 10);
             assertThat(healthy(f, 3, b)).as("the untouched damaged block is still caught").isFalse();
@@ -201,6 +231,7 @@ class ScrubTest {
             StorageClient c = f.client("c");
             ChunkAddress a = StorageCluster.chunk(73, 0, 1, SIZE);
             write(c, a, 150_000, 5);
+            settle(f, a);
             for (int n = 1; n <= 3; n++) {
                 flip(f, n, a, 1000 * n);
             }
@@ -225,6 +256,7 @@ class ScrubTest {
             StorageClient c = f.client("c");
             for (int i = 0; i < 4; i++) {
                 write(c, StorageCluster.chunk(74, i, 1, SIZE), SIZE, i);
+                settle(f, StorageCluster.chunk(74, i, 1, SIZE));
             }
             long t0 = System.nanoTime();
             f.node(3).scrubber().startAll();
