@@ -2,6 +2,8 @@ package io.strata.cli;
 
 import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.util.Futures;
@@ -47,6 +49,10 @@ final class AdminHealth extends AdminCommand.Call {
             + "(default ${DEFAULT-VALUE}).")
     String drainLag;
 
+    @Option(names = "--full-above", defaultValue = "90%", description = "A target whose disk is fuller than this needs attention "
+            + "(a percentage, default ${DEFAULT-VALUE}).")
+    String fullAbove;
+
     /** Findings of the last run (what makes the exit status 1). */
     private int findings;
 
@@ -59,6 +65,7 @@ final class AdminHealth extends AdminCommand.Call {
     @Override
     String run(MgmtdClient client, Duration t) {
         double lagLimit = io.strata.config.Durations.parse(drainLag).toMillis() / 1000.0;
+        double fullLimit = percent(fullAbove);
         MgmtdMessage.ClusterStatus s = status(client, t);
         RoutingInfo r = s.routing();
         List<String> bad = new ArrayList<>();
@@ -86,6 +93,7 @@ final class AdminHealth extends AdminCommand.Call {
         }
         ok.add(s.nodes().size() + " nodes, " + r.targets().size() + " targets (" + (r.targets().size() - notServing) + " serving), "
                 + r.chains().size() + " chains");
+        space(client, s, t, fullLimit, bad, ok);
         try (NodeContext ctx = ClientSource.context("strata-admin-health", source.adminCredentials(), source.tls())) {
             l2(ctx, r, t, lagLimit, bad, ok);
             lost(ctx, t, bad);
@@ -101,6 +109,43 @@ final class AdminHealth extends AdminCommand.Call {
         }
         out.append(bad.isEmpty() ? "Nothing needs attention.\n" : bad.size() + " finding(s) need attention.\n");
         return out.toString();
+    }
+
+    /** {@code "90%"} or {@code "90"} as 90.0; a clear error for anything else. */
+    private static double percent(String v) {
+        String n = v.trim().endsWith("%") ? v.trim().substring(0, v.trim().length() - 1).trim() : v.trim();
+        try {
+            double p = Double.parseDouble(n);
+            if (p >= 0 && p <= 100) {
+                return p;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new StrataException(Status.INVALID_ARGUMENT, "--full-above: expected a percentage from 0 to 100 such as 90%, got '" + v + "'");
+    }
+
+    /** Targets whose disk is fuller than {@code limit} percent, and the cluster's capacity. */
+    private static void space(MgmtdClient client, MgmtdMessage.ClusterStatus s, Duration t, double limit, List<String> bad, List<String> ok) {
+        for (MgmtdMessage.TargetStatus ts : s.targets()) {
+            if (!ts.spaceKnown() || ts.capacityBytes() == 0) {
+                continue;
+            }
+            double used = 100.0 * (ts.capacityBytes() - ts.freeBytes()) / ts.capacityBytes();
+            if (used > limit) {
+                TargetInfo ti = s.routing().targets().get(ts.target());
+                bad.add(String.format(Locale.ROOT, "target %d%s is %.0f%% full (%s free of %s): writes to its chains fail with NO_SPACE "
+                        + "once it fills", ts.target().value(), ti == null ? "" : " on node " + ti.node().value(), used,
+                        DataSize.human(ts.freeBytes()), DataSize.human(ts.capacityBytes())));
+            }
+        }
+        try {
+            MgmtdMessage.Space sp = Futures.join(client.call(new MgmtdMessage.GetSpace(), MgmtdMessage.Space.class, t, t), t.plusSeconds(1));
+            ok.add("space: " + DataSize.human(sp.freeBytes()) + " free of " + DataSize.human(sp.capacityBytes()) + " raw ("
+                    + sp.reporting() + " of " + sp.targets() + " serving targets reporting; each file system counted once)");
+        } catch (RuntimeException e) {
+            bad.add("the cluster manager does not report space: " + e.getMessage());
+        }
     }
 
     private static void l2(NodeContext ctx, RoutingInfo r, Duration t, double lagLimit, List<String> bad, List<String> ok) {

@@ -104,10 +104,16 @@ class PrometheusIT {
             assertThat(stats.code()).as(stats.err()).isZero();
             assertThat(new ObjectMapper().readTree(stats.out().lines().toList().get(0)).has("l3_read_mb_per_s")).isTrue();
 
-            // health: all well, then a storage node dies
-            CliTest.Run healthy = CliTest.strata("admin", "health", d);
+            // health: all well (however full this machine's disk is), then a disk over the limit, then a storage node dies
+            CliTest.Run healthy = CliTest.strata("admin", "health", d, "--full-above", "100%");
             assertThat(healthy.code()).as(healthy.out() + healthy.err()).isZero();
-            assertThat(healthy.out()).contains("Nothing needs attention");
+            assertThat(healthy.out()).contains("Nothing needs attention").contains("serving targets reporting");
+            CliTest.Run full = CliTest.strata("admin", "health", d, "--full-above", "0.001");
+            assertThat(full.code()).as(full.out() + full.err()).isEqualTo(1);
+            assertThat(full.out()).containsPattern("ATTENTION  target \\d+ on node \\d+ is \\d+% full \\(.* free of .*\\)");
+            CliTest.Run badLimit = CliTest.strata("admin", "health", d, "--full-above", "120%");
+            assertThat(badLimit.code()).isEqualTo(1);
+            assertThat(badLimit.err()).contains("--full-above: expected a percentage from 0 to 100");
             ClusterDir.Member s3 = new ClusterDir(data).members().stream().filter(m -> m.name().equals("storage-3")).findFirst().orElseThrow();
             ProcessHandle.of(s3.pid()).ifPresent(ProcessHandle::destroyForcibly);
             Eventually.await("health reports the dead node", T, () -> {

@@ -22,6 +22,7 @@ import io.strata.core.util.Eventually;
 import io.strata.store.PrivateFiles;
 import java.io.Reader;
 import java.net.InetSocketAddress;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -106,6 +107,18 @@ class UpDownIT {
                 Files.write(mnt.resolve("ds/viafuse.bin"), content);
                 assertThat(CliTest.strata("cp", "strata:/ds/viafuse.bin", local.resolve("back.bin").toString(), d).code()).isZero();
                 assertThat(Files.readAllBytes(local.resolve("back.bin"))).isEqualTo(content);
+                // df: the storage nodes' disk (one file system under all three, counted once) over the root's 3 replicas
+                FileStore disk = Files.getFileStore(data);
+                FileStore mounted = Files.getFileStore(mnt);
+                long capacity = disk.getTotalSpace() - disk.getUnallocatedSpace() + disk.getUsableSpace();
+                Eventually.await("df on the mount shows the cluster's disk", T, () -> {
+                    try {
+                        return Math.abs(mounted.getTotalSpace() - capacity / 3) <= (64L << 20);
+                    } catch (java.io.IOException e) {
+                        return false;
+                    }
+                });
+                assertThat(mounted.getUsableSpace()).isBetween(disk.getUsableSpace() / 3 - (1L << 30), disk.getUsableSpace() / 3 + (1L << 30));
             }
             // a checkpoint directory staged in the L2 pool: the two agents take the writes, the drain makes them durable in L3
             assertThat(CliTest.strata("mkdir", "-p", "/ckpt", d).code()).isZero();

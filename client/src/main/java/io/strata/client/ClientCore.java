@@ -13,6 +13,8 @@ import io.strata.protocol.meta.Meta;
 import io.strata.protocol.meta.SetAttr;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import io.strata.protocol.mgmtd.MgmtdClient;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -38,6 +40,8 @@ final class ClientCore implements AutoCloseable {
     private final ImmutableAttrs immutables = new ImmutableAttrs();
     private final ClientMetrics metrics;
     private final ConcurrentHashMap<InodeId, FileState> files = new ConcurrentHashMap<>();
+    /** The cluster manager the client follows, if any (among {@code closeables}: it asks it for capacity). */
+    private final Optional<MgmtdClient> mgmtd;
 
     /** {@code closeables} are closed in order after the tiers (meta RPC client, routing, context...). */
     ClientCore(NodeContext ctx, ClientConfig config, Meta meta, TierStack tiers, List<AutoCloseable> closeables) {
@@ -46,6 +50,7 @@ final class ClientCore implements AutoCloseable {
         this.meta = meta;
         this.tiers = tiers;
         this.closeables = new ArrayList<>(closeables);
+        this.mgmtd = closeables.stream().filter(MgmtdClient.class::isInstance).map(MgmtdClient.class::cast).findFirst();
         this.clientId = ctx.random().nextLong() & Long.MAX_VALUE | 1L;
         this.writeBudget = new WriteBudget(config.writeBufferTotal().bytes());
         this.dirs = new DirCache(config.dentryTtl(), ctx.clock());
@@ -62,6 +67,10 @@ final class ClientCore implements AutoCloseable {
 
     Meta meta() {
         return meta;
+    }
+
+    Optional<MgmtdClient> mgmtd() {
+        return mgmtd;
     }
 
     TierStack tiers() {

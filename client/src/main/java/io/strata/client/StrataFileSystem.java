@@ -22,6 +22,7 @@ import io.strata.protocol.meta.Meta;
 import io.strata.protocol.meta.OpenFlags;
 import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.PolicyInfo;
+import io.strata.protocol.mgmtd.MgmtdMessage;
 import io.strata.protocol.meta.SetAttr;
 import io.strata.protocol.meta.StatFs;
 import io.strata.protocol.meta.MetaClient;
@@ -38,6 +39,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -76,6 +78,12 @@ public final class StrataFileSystem implements AutoCloseable {
     private final ClientCore core;
     private final Caller caller;
     private final boolean owner;
+
+    private record CachedCapacity(Capacity value, long atNanos) {
+    }
+
+    /** The last {@link #capacityAsync} answer and when it came. */
+    private volatile CachedCapacity capacity;
 
     private StrataFileSystem(ClientCore core, Caller caller, boolean owner) {
         this.core = core;
@@ -611,6 +619,36 @@ public final class StrataFileSystem implements AutoCloseable {
 
     public CompletableFuture<StatFs> statfsAsync() {
         return core.meta().statfsAsync(caller);
+    }
+
+    /** How long a capacity answer is reused: {@code df} and programs that poll statfs must not load the manager. */
+    private static final long CAPACITY_TTL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * What the cluster can still hold for files ({@link Capacity}): the cluster manager's sum of
+     * the storage nodes' disks, divided by the root policy's replica count. Empty when the
+     * client follows no cluster manager (a static chain table: nothing reports space). Answers
+     * are reused for a second.
+     */
+    public CompletableFuture<Optional<Capacity>> capacityAsync() {
+        Optional<MgmtdClient> m = core.mgmtd();
+        if (m.isEmpty()) {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        CachedCapacity c = capacity;
+        long now = core.ctx().clock().nanoTime();
+        if (c != null && now - c.atNanos() < CAPACITY_TTL_NANOS) {
+            return CompletableFuture.completedFuture(Optional.of(c.value()));
+        }
+        Duration t = core.config().metaTimeout();
+        CompletableFuture<MgmtdMessage.Space> space = m.get().call(new MgmtdMessage.GetSpace(), MgmtdMessage.Space.class, t, t);
+        CompletableFuture<PolicyInfo> root = core.meta().policyGetAsync(caller, InodeId.ROOT);
+        return space.thenCombine(root, (s, p) -> {
+            int replicas = p.value("replicas").map(Integer::parseInt).orElse(1);
+            Capacity v = new Capacity(s.capacityBytes() / replicas, s.freeBytes() / replicas, replicas, s.reporting(), s.targets());
+            capacity = new CachedCapacity(v, now);
+            return Optional.of(v);
+        });
     }
 
     // ---- plumbing ----

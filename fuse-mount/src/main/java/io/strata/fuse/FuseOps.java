@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.strata.client.Capacity;
 import io.strata.client.EntryStatus;
 import io.strata.client.FileStatus;
 import io.strata.client.OpenFlag;
@@ -86,8 +87,8 @@ final class FuseOps {
     private static final int S_IFSOCK = 0140000;
     private static final int S_IFCHR = 0020000;
     private static final int S_IFBLK = 0060000;
-    /** What statfs reports as free: storage nodes do not report capacity to clients yet. */
-    private static final long REPORTED_CAPACITY = 1L << 50;
+    /** What statfs reports as the size when nothing reports space (a static chain table, no cluster manager). */
+    private static final long UNKNOWN_CAPACITY = 1L << 50;
 
     /** The process a request comes from (libfuse's request context). */
     record Who(long uid, long gid, long pid) {
@@ -425,13 +426,37 @@ final class FuseOps {
         });
     }
 
+    /**
+     * The cluster's capacity, or empty when the client follows no cluster manager or the manager
+     * does not answer in time ({@code df} must not hang or fail for that: the namespace's own
+     * figures are shown then).
+     */
+    private Optional<Capacity> capacityQuietly() {
+        try {
+            return join(fs.capacityAsync(), metaBound);
+        } catch (RuntimeException e) {
+            LOG.debug("statfs: no capacity from the cluster manager: {}", e.toString());
+            return Optional.empty();
+        }
+    }
+
     int statfs(Fs out) {
         return call("statfs", () -> {
             StatFs s = join(fs.statfsAsync(), metaBound);
             long bsize = 4096;
-            long used = (s.bytes() + bsize - 1) / bsize;
-            long total = Math.max(used, REPORTED_CAPACITY / bsize);
-            out.set(bsize, total, total - used, s.inodes() + (1L << 32), 1L << 32, 255);
+            long blocks;
+            long free;
+            Optional<Capacity> c = capacityQuietly();
+            if (c.isPresent()) {
+                // the disks' own figures: what the storage nodes hold, however the namespace counts it
+                blocks = c.get().totalBytes() / bsize;
+                free = c.get().freeBytes() / bsize;
+            } else {
+                long used = (s.bytes() + bsize - 1) / bsize;
+                blocks = Math.max(used, UNKNOWN_CAPACITY / bsize);
+                free = blocks - used;
+            }
+            out.set(bsize, blocks, free, s.inodes() + (1L << 32), 1L << 32, 255);
             return 0;
         });
     }

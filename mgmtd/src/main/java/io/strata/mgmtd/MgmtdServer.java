@@ -38,6 +38,7 @@ import io.strata.protocol.mgmtd.MgmtdMessage.TokenRevoked;
 import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
 import io.strata.protocol.mgmtd.MgmtdMessage.RoutingReply;
 import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.TargetSpace;
 import io.strata.store.PrivateFiles;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -115,6 +116,8 @@ public final class MgmtdServer implements AutoCloseable {
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final Map<NodeId, Long> deadlines = new ConcurrentHashMap<>();
+    /** Each target's disk space as its node last reported it (leader memory only: it changes with every write). */
+    private final Map<io.strata.core.TargetId, TargetSpace> spaces = new ConcurrentHashMap<>();
     private final Set<NodeId> expiring = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean autoTableRunning = new AtomicBoolean();
     private final List<Watch> watches = new ArrayList<>();
@@ -174,6 +177,7 @@ public final class MgmtdServer implements AutoCloseable {
                 })
                 .handle(MgmtdMessages.GET_ROUTING, req -> getRouting(req.message()))
                 .handle(MgmtdMessages.GET_STATUS, req -> CompletableFuture.completedFuture(Reply.of(status())))
+                .handle(MgmtdMessages.GET_SPACE, req -> CompletableFuture.completedFuture(Reply.of(space())))
                 .handle(MgmtdMessages.CREATE_CHAIN_TABLE, req -> createTable(req.message()))
                 .handle(MgmtdMessages.PUT_HINT, req -> putHint(req.message()))
                 .handle(MgmtdMessages.DELETE_HINT, req -> deleteHint(req.message()))
@@ -274,6 +278,13 @@ public final class MgmtdServer implements AutoCloseable {
         if (!renew(m.node())) {
             checkLeasesQuietly();
             throw new StrataException(Status.LEASE_EXPIRED, m.node() + ": lease expired at the manager; register again");
+        }
+        RoutingInfo r = routing();
+        for (TargetSpace t : m.space()) {
+            TargetInfo ti = r.targets().get(t.target());
+            if (ti != null && ti.node().equals(m.node())) { // a node speaks for its own targets only
+                spaces.put(t.target(), t);
+            }
         }
         if (!sm.read(s -> s.changes(m.reports()))) {
             return CompletableFuture.completedFuture(Reply.of(leaseGranted(routing().version())));
@@ -397,10 +408,23 @@ public final class MgmtdServer implements AutoCloseable {
             ns.add(new NodeStatus(id, meta.role(), meta.incarnation(), meta.live(), left));
         });
         List<TargetStatus> ts = new ArrayList<>();
-        v.locals().forEach((t, l) -> ts.add(new TargetStatus(t, l)));
+        v.locals().forEach((t, l) -> {
+            TargetSpace sp = spaces.get(t);
+            ts.add(sp == null ? new TargetStatus(t, l) : new TargetStatus(t, l, sp.capacityBytes(), sp.freeBytes()));
+        });
         ts.sort((a, b) -> a.target().compareTo(b.target()));
         ns.sort((a, b) -> a.node().compareTo(b.node()));
         return new ClusterStatus(v.routing(), ps, ns, ts);
+    }
+
+    /** The capacity of the serving targets of live nodes, each file system counted once ({@link SpaceSum}); leader only. */
+    public MgmtdMessage.Space space() {
+        requireLeader();
+        ClusterState.View v = sm.view();
+        return SpaceSum.of(v.routing(), n -> {
+            ClusterState.NodeMeta meta = v.nodes().get(n);
+            return meta != null && meta.live();
+        }, spaces);
     }
 
     private LeaseGranted leaseGranted(long routingVersion) {

@@ -15,6 +15,7 @@ import io.strata.protocol.mgmtd.TargetReport;
 import io.strata.protocol.mgmtd.MgmtdMessage.Heartbeat;
 import io.strata.protocol.mgmtd.MgmtdMessage.LeaseGranted;
 import io.strata.protocol.mgmtd.MgmtdMessage.RegisterNode;
+import io.strata.protocol.mgmtd.MgmtdMessage.TargetSpace;
 import io.strata.protocol.mgmtd.NodeRole;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +49,10 @@ import org.slf4j.LoggerFactory;
  * {@link #markSynced} (naming the chain version the sync ran under) or once the target is
  * published serving; back to {@code online} whenever it is published waiting, lastsrv or
  * offline; {@code offline} after {@link #markFailed} (a dead disk).
+ *
+ * <p>Space: a storage node's heartbeats also carry each target's disk space (its
+ * {@code space} supplier, read once per heartbeat), which the manager sums for clients'
+ * {@code statfs} and for {@code strata admin health}.
  */
 public final class NodeAgent implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NodeAgent.class);
@@ -58,6 +64,7 @@ public final class NodeAgent implements AutoCloseable {
     private final NodeRole role;
     private final List<TargetId> targets;
     private final long incarnation;
+    private final Supplier<List<TargetSpace>> space;
     private final Map<TargetId, LocalState> local = new ConcurrentHashMap<>();
     private final Map<TargetId, Long> syncedAt = new ConcurrentHashMap<>();
     private final Map<TargetId, Boolean> failed = new ConcurrentHashMap<>();
@@ -72,8 +79,10 @@ public final class NodeAgent implements AutoCloseable {
     private volatile boolean closed;
     private ScheduledFuture<?> ticker;
 
-    private NodeAgent(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, NodeRole role, List<TargetId> targets) {
+    private NodeAgent(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, NodeRole role, List<TargetId> targets,
+                      Supplier<List<TargetSpace>> space) {
         this.ctx = ctx;
+        this.space = space;
         this.client = client;
         this.routing = routing;
         this.node = node;
@@ -97,7 +106,13 @@ public final class NodeAgent implements AutoCloseable {
     /** As above, for a node in {@code role}. */
     public static NodeAgent start(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, NodeRole role,
                                   List<TargetId> targets) {
-        NodeAgent a = new NodeAgent(ctx, client, routing, node, role, targets);
+        return start(ctx, client, routing, node, role, targets, List::of);
+    }
+
+    /** As above, reporting the targets' disk space ({@code space}, read at each heartbeat) with every heartbeat. */
+    public static NodeAgent start(NodeContext ctx, MgmtdClient client, RoutingSource routing, NodeInfo node, NodeRole role,
+                                  List<TargetId> targets, Supplier<List<TargetSpace>> space) {
+        NodeAgent a = new NodeAgent(ctx, client, routing, node, role, targets, space);
         routing.onChange(a::onRouting);
         a.register();
         return a;
@@ -232,7 +247,7 @@ public final class NodeAgent implements AutoCloseable {
         // an answer that arrives after the fence point is useless: give up before it
         Duration budget = Duration.ofNanos(Math.max(1_000_000, leaseNanos / 2 - (sent - lastAckSentNanos)));
         Duration attempt = Duration.ofNanos(Math.min(budget.toNanos(), Math.max(heartbeatNanos, 1_000_000)));
-        client.call(new Heartbeat(node.id(), incarnation, reports()), LeaseGranted.class, attempt, budget).whenComplete((g, e) -> {
+        client.call(new Heartbeat(node.id(), incarnation, reports(), spaceQuietly()), LeaseGranted.class, attempt, budget).whenComplete((g, e) -> {
             inFlight = false;
             if (closed) {
                 return;
@@ -250,6 +265,16 @@ public final class NodeAgent implements AutoCloseable {
                 checkFence();
             }
         });
+    }
+
+    /** The space to report; none when reading it fails (the heartbeat matters more). */
+    private List<TargetSpace> spaceQuietly() {
+        try {
+            return space.get();
+        } catch (RuntimeException e) {
+            LOG.debug("{}: could not read the targets' disk space: {}", node.id(), e.toString());
+            return List.of();
+        }
     }
 
     private List<TargetReport> reports() {

@@ -24,6 +24,14 @@ import io.strata.protocol.routing.TargetInfo;
 import io.strata.placement.NodeAgent;
 import io.strata.placement.ManagerRoutingSource;
 import io.strata.protocol.mgmtd.MgmtdClient;
+import java.util.concurrent.ConcurrentHashMap;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.nio.file.Files;
+import java.nio.file.FileStore;
+import io.strata.protocol.mgmtd.NodeRole;
+import io.strata.protocol.mgmtd.MgmtdMessage.TargetSpace;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -225,6 +233,46 @@ public final class StorageNode implements AutoCloseable {
         return node;
     }
 
+    /** Each target's file system, and its device number, once found (see {@link #space}). */
+    private final Map<TargetId, Map.Entry<FileStore, Long>> stores = new ConcurrentHashMap<>();
+
+    /**
+     * The disk space of every open target, as heartbeats report it: the bytes in use on the file
+     * system holding the target's directory plus its usable bytes (the capacity), its usable bytes, with the device number that lets the
+     * manager count a file system shared by several targets once. A target whose file system
+     * cannot be read is left out (the manager then counts it as not reporting).
+     */
+    private List<TargetSpace> space() {
+        List<TargetSpace> out = new ArrayList<>();
+        engines.forEach((t, e) -> {
+            try {
+                var fs = stores.computeIfAbsent(t, k -> fileStore(e.dir()));
+                // as df's Use% counts: the bytes in use plus those this process may still use (root's reserve left out)
+                long free = fs.getKey().getUsableSpace();
+                long capacity = Math.max(0, fs.getKey().getTotalSpace() - fs.getKey().getUnallocatedSpace()) + free;
+                out.add(new TargetSpace(t, capacity, free, fs.getValue()));
+            } catch (IOException | UncheckedIOException | IllegalArgumentException ex) {
+                LOG.debug("{}: no disk space for {}: {}", ctx.name(), t, ex.toString());
+            }
+        });
+        return out;
+    }
+
+    private static Map.Entry<FileStore, Long> fileStore(Path dir) {
+        try {
+            FileStore fs = Files.getFileStore(dir);
+            long device;
+            try {
+                device = ((Number) Files.getAttribute(dir, "unix:dev")).longValue();
+            } catch (UnsupportedOperationException | IllegalArgumentException e) {
+                device = fs.name().hashCode(); // no unix view: the store's name tells file systems apart
+            }
+            return Map.entry(fs, device);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Registers with the manager and lets the agent's fence drive the gate. */
     private void join(MgmtdClient client) {
         this.mgmtd = client;
@@ -234,7 +282,8 @@ public final class StorageNode implements AutoCloseable {
                     + "; set storage.advertise to the address other nodes reach it at");
         }
         NodeInfo me = new NodeInfo(config.nodeId(), a.getHostString(), a.getPort(), config.labels());
-        NodeAgent ag = NodeAgent.start(ctx, client, routing, me, List.copyOf(engines.keySet()));
+        NodeAgent ag = NodeAgent.start(ctx, client, routing, me, NodeRole.STORAGE, List.copyOf(engines.keySet()),
+                this::space);
         this.agent = ag;
         ag.onFenceChange(f -> syncGate());
         ag.registered().thenRun(this::syncGate);

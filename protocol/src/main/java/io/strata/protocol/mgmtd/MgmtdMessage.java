@@ -27,10 +27,35 @@ public sealed interface MgmtdMessage extends Message {
     record LeaseGranted(long leaseMillis, long heartbeatMillis, long routingVersion) implements MgmtdMessage {
     }
 
-    /** Renews the node's lease and carries each target's local state. */
-    record Heartbeat(NodeId node, long incarnation, List<TargetReport> reports) implements MgmtdMessage {
+    /**
+     * Renews the node's lease and carries each target's local state and, from storage nodes, each
+     * target's disk space. Space is kept by the leader in memory only (it changes with every
+     * write; a new leader has it again after one heartbeat interval), never in the replicated state.
+     */
+    record Heartbeat(NodeId node, long incarnation, List<TargetReport> reports, List<TargetSpace> space) implements MgmtdMessage {
         public Heartbeat {
             reports = List.copyOf(reports);
+            space = List.copyOf(space);
+        }
+
+        /** A heartbeat that reports no disk space (L2 agents, meta services). */
+        public Heartbeat(NodeId node, long incarnation, List<TargetReport> reports) {
+            this(node, incarnation, reports, List.of());
+        }
+    }
+
+    /**
+     * One target's disk as its node sees it: the capacity of the file system holding the target's
+     * directory (the bytes in use there plus the bytes still usable, so that a root-only reserve
+     * counts for nothing, as in {@code df}'s use percentage) and the bytes usable there for chunks. {@code device} (the file system's device
+     * number) tells targets that share one file system, whose space must be counted once, from
+     * targets that do not.
+     */
+    record TargetSpace(TargetId target, long capacityBytes, long freeBytes, long device) {
+        public TargetSpace {
+            if (capacityBytes < 0 || freeBytes < 0 || freeBytes > capacityBytes) {
+                throw new IllegalArgumentException("target " + target + ": free " + freeBytes + " of capacity " + capacityBytes);
+            }
         }
     }
 
@@ -58,8 +83,19 @@ public sealed interface MgmtdMessage extends Message {
     record NodeStatus(NodeId node, NodeRole role, long incarnation, boolean live, long leaseLeftMillis) {
     }
 
-    /** One target's local state. */
-    record TargetStatus(TargetId target, LocalState local) {
+    /**
+     * One target's local state and disk space ({@code capacityBytes} and {@code freeBytes} are -1
+     * when its node has not reported them to this leader yet, or reports none).
+     */
+    record TargetStatus(TargetId target, LocalState local, long capacityBytes, long freeBytes) {
+        /** A target whose space is unknown. */
+        public TargetStatus(TargetId target, LocalState local) {
+            this(target, local, -1, -1);
+        }
+
+        public boolean spaceKnown() {
+            return capacityBytes >= 0;
+        }
     }
 
     /** Answer to {@link GetStatus}. */
@@ -70,6 +106,20 @@ public sealed interface MgmtdMessage extends Message {
             nodes = List.copyOf(nodes);
             targets = List.copyOf(targets);
         }
+    }
+
+    /** Asks for the storage capacity of the cluster ({@link Space}). */
+    record GetSpace() implements MgmtdMessage {
+    }
+
+    /**
+     * Answer to {@link GetSpace}: the raw capacity and free bytes of the file systems under the
+     * serving targets of live storage nodes, each file system counted once (targets of one node
+     * host on one device share it). Replication is not taken off: a client divides by the
+     * replica count it writes with. {@code reporting} of {@code targets} serving targets had
+     * reported their space.
+     */
+    record Space(long capacityBytes, long freeBytes, int reporting, int targets) implements MgmtdMessage {
     }
 
     /** Admin: build a new version of chain table {@code tableId} from the free targets. */

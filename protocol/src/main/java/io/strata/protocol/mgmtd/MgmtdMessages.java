@@ -32,6 +32,9 @@ import io.strata.protocol.mgmtd.MgmtdMessage.RevokeToken;
 import io.strata.protocol.mgmtd.MgmtdMessage.Revoked;
 import io.strata.protocol.mgmtd.MgmtdMessage.TokenRevoked;
 import io.strata.protocol.mgmtd.MgmtdMessage.TargetStatus;
+import io.strata.protocol.mgmtd.MgmtdMessage.TargetSpace;
+import io.strata.protocol.mgmtd.MgmtdMessage.GetSpace;
+import io.strata.protocol.mgmtd.MgmtdMessage.Space;
 import java.util.ArrayList;
 import java.util.List;
 import io.strata.protocol.routing.NodeInfo;
@@ -88,8 +91,33 @@ public final class MgmtdMessages {
                 out.writeInt(m.node().value());
                 out.writeLong(m.incarnation());
                 encodeReports(m.reports(), out);
+                out.writeInt(m.space().size());
+                for (TargetSpace t : m.space()) {
+                    out.writeLong(t.target().value());
+                    out.writeLong(t.capacityBytes());
+                    out.writeLong(t.freeBytes());
+                    out.writeLong(t.device());
+                }
             },
-            in -> new Heartbeat(NodeId.of(Wire.readInt(in, "node")), Wire.readLong(in, "incarnation"), decodeReports(in)));
+            in -> {
+                NodeId node = NodeId.of(Wire.readInt(in, "node"));
+                long incarnation = Wire.readLong(in, "incarnation");
+                List<TargetReport> reports = decodeReports(in);
+                int n = Wire.readCount(in, "target spaces", MAX_TARGETS, 32);
+                List<TargetSpace> space = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    TargetId t = TargetId.of(Wire.readLong(in, "target"));
+                    long capacity = Wire.readLong(in, "capacity");
+                    long free = Wire.readLong(in, "free");
+                    long device = Wire.readLong(in, "device");
+                    try {
+                        space.add(new TargetSpace(t, capacity, free, device));
+                    } catch (IllegalArgumentException e) {
+                        throw new Wire.Malformed(e.getMessage());
+                    }
+                }
+                return new Heartbeat(node, incarnation, reports, space);
+            });
     public static final MessageType<GetRouting> GET_ROUTING = MessageType.of(203, GetRouting.class,
             (m, out) -> {
                 out.writeLong(m.knownVersion());
@@ -196,9 +224,30 @@ public final class MgmtdMessages {
                 return new Revoked(rs);
             });
 
+    public static final MessageType<GetSpace> GET_SPACE = MessageType.of(219, GetSpace.class,
+            (m, out) -> { },
+            in -> new GetSpace());
+    public static final MessageType<Space> SPACE = MessageType.of(220, Space.class,
+            (m, out) -> {
+                out.writeLong(m.capacityBytes());
+                out.writeLong(m.freeBytes());
+                out.writeInt(m.reporting());
+                out.writeInt(m.targets());
+            },
+            in -> {
+                long capacity = Wire.readLong(in, "capacity");
+                long free = Wire.readLong(in, "free");
+                int targets0 = Wire.readInt(in, "reporting", 0, Integer.MAX_VALUE);
+                int targets = Wire.readInt(in, "targets", 0, Integer.MAX_VALUE);
+                if (capacity < 0 || free < 0 || free > capacity || targets0 > targets) {
+                    throw new Wire.Malformed("space: free " + free + " of " + capacity + ", " + targets0 + " of " + targets + " targets");
+                }
+                return new Space(capacity, free, targets0, targets);
+            });
+
     public static final List<MessageType<?>> TYPES = List.of(REGISTER_NODE, LEASE_GRANTED, HEARTBEAT, GET_ROUTING, ROUTING_REPLY,
             GET_STATUS, CLUSTER_STATUS, CREATE_CHAIN_TABLE, CHAIN_TABLE_CREATED, PUT_HINT, HINT_PUT, DELETE_HINT, HINT_DELETED,
-            GET_HINTS, HINTS, REVOKE_TOKEN, TOKEN_REVOKED, GET_REVOKED, REVOKED);
+            GET_HINTS, HINTS, REVOKE_TOKEN, TOKEN_REVOKED, GET_REVOKED, REVOKED, GET_SPACE, SPACE);
 
     /** What a cluster manager speaks: the core messages (ping) and the manager messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
@@ -250,6 +299,8 @@ public final class MgmtdMessages {
         for (TargetStatus t : s.targets()) {
             out.writeLong(t.target().value());
             Wire.writeEnum(out, t.local());
+            out.writeLong(t.capacityBytes());
+            out.writeLong(t.freeBytes());
         }
     }
 
@@ -266,10 +317,17 @@ public final class MgmtdMessages {
             nodes.add(new NodeStatus(NodeId.of(Wire.readInt(in, "node")), Wire.readEnum(in, NodeRole.class, "role"),
                     Wire.readLong(in, "incarnation"), Wire.readBool(in, "live"), Wire.readLong(in, "lease left")));
         }
-        int t = Wire.readCount(in, "targets", 1 << 20, 9);
+        int t = Wire.readCount(in, "targets", 1 << 20, 25);
         List<TargetStatus> targets = new ArrayList<>();
         for (int i = 0; i < t; i++) {
-            targets.add(new TargetStatus(TargetId.of(Wire.readLong(in, "target")), Wire.readEnum(in, LocalState.class, "local state")));
+            TargetId id = TargetId.of(Wire.readLong(in, "target"));
+            LocalState local = Wire.readEnum(in, LocalState.class, "local state");
+            long capacity = Wire.readLong(in, "capacity");
+            long free = Wire.readLong(in, "free");
+            if (capacity < -1 || free < -1 || free > capacity) {
+                throw new Wire.Malformed("target " + id + ": free " + free + " of capacity " + capacity);
+            }
+            targets.add(new TargetStatus(id, local, capacity, free));
         }
         return new ClusterStatus(routing, peers, nodes, targets);
     }

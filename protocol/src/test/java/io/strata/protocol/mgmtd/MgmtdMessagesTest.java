@@ -38,14 +38,14 @@ class MgmtdMessagesTest {
         return List.of(
                 new RegisterNode(NODE, NodeRole.STORAGE, 42L, List.of(TargetId.of(301), TargetId.of(302))),
                 new LeaseGranted(20_000, 4_000, 9),
-                new Heartbeat(NodeId.of(3), 42L, REPORTS),
+                new Heartbeat(NodeId.of(3), 42L, REPORTS, List.of(new TargetSpace(TargetId.of(301), 1L << 40, 1L << 39, 66306))),
                 new GetRouting(7, 20_000),
                 new RoutingReply(r),
                 new GetStatus(),
                 new ClusterStatus(r, List.of(new PeerStatus("m1", "127.0.0.1:1", true), new PeerStatus("m2", "127.0.0.1:2", false)),
                         List.of(new NodeStatus(NodeId.of(1), NodeRole.STORAGE, 5, true, 1234),
                                 new NodeStatus(NodeId.of(2), NodeRole.META, 6, false, -1)),
-                        List.of(new TargetStatus(TargetId.of(101), LocalState.ONLINE))),
+                        List.of(new TargetStatus(TargetId.of(101), LocalState.ONLINE), new TargetStatus(TargetId.of(102), LocalState.UP_TO_DATE, 1L << 40, 7))),
                 new CreateChainTable(1, 3),
                 new ChainTableCreated(1, 2, 40),
                 new PutHint(0, 0, "{\"job\":\"train-7\"}".getBytes(StandardCharsets.UTF_8)),
@@ -57,7 +57,9 @@ class MgmtdMessagesTest {
                 new RevokeToken(ID, 1_900_000_000L),
                 new TokenRevoked(2),
                 new GetRevoked(),
-                new Revoked(List.of(new Revocation(ID, 1_900_000_000L), new Revocation("f".repeat(32), Revocation.FOR_GOOD))));
+                new Revoked(List.of(new Revocation(ID, 1_900_000_000L), new Revocation("f".repeat(32), Revocation.FOR_GOOD))),
+                new GetSpace(),
+                new Space(3L << 40, 1L << 40, 5, 6));
     }
 
     @Test
