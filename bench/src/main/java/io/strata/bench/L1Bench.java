@@ -51,6 +51,11 @@ import java.util.stream.Stream;
  * <li>a <b>Zipf sample-read job</b>: {@code --samples} small files with Zipf({@code --zipf-s})
  * popularity, an L1 that holds an eighth of them in memory and a quarter on NVMe: hit ratio and
  * throughput, next to the same job on the storage client alone;</li>
+ * <li><b>cold random 4 KiB reads</b> over the working set through an L1 that holds a third of it
+ * (memory an eighth, NVMe a quarter), as a dataloader's random samples over a data set larger
+ * than the cache: with {@code l1.small-miss = "range"} (a first miss fetches 4 KiB) and
+ * {@code "block"} (a miss fetches the whole block), next to the storage client alone, in rotating
+ * order;</li>
  * <li><b>small-file writes</b> ({@code --small-files} files written in {@code --small-write}
  * pieces): write-through (each piece to L3, then close) vs write-back (pieces absorbed, one
  * coalesced write at close) vs write-back with one sync of all files at the end.</li>
@@ -155,6 +160,8 @@ public final class L1Bench {
                 }
                 // ---- Zipf sample-read job ----
                 zipf(o, l3, ctx, root, t, result, out);
+                // ---- cold random small reads over a data set larger than the cache ----
+                coldRandom(o, l3, ctx, root, t, result, out, ws, chunk);
                 // ---- small-file writes ----
                 smallFiles(o, l3, ctx, root, t, result);
             } finally {
@@ -280,6 +287,46 @@ public final class L1Bench {
             x.join();
         }
         return bytes.get() / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    // ---- cold random small reads ----
+
+    private static void coldRandom(Options o, L1BenchSupport.MiniL3 l3, NodeContext ctx, Path root, Table t, Map<String, String> result,
+                                   PrintStream out, long ws, int chunk) throws Exception {
+        int len = 4096;
+        long memory = Math.max(ws / 8, 2 * o.blockSize().bytes());
+        long nvme = Math.max(ws / 4, 4 * o.blockSize().bytes());
+        L1Config range = config("cold-range", DataSize.ofBytes(memory), o, root.resolve("nvme-range"), DataSize.ofBytes(nvme));
+        L1Config block = config("cold-block", DataSize.ofBytes(memory), o, root.resolve("nvme-block"), DataSize.ofBytes(nvme))
+                .withSmallMiss(L1Config.SmallMiss.BLOCK);
+        try (L1Tier r = new L1Tier(ctx, range, l3.client); L1Tier b = new L1Tier(ctx, block, l3.client)) {
+            Reader[] readers = {
+                (th, pos, dst) -> readL1(r, pos, len, chunk, dst),
+                (th, pos, dst) -> readL1(b, pos, len, chunk, dst),
+                (th, pos, dst) -> readL1(l3.client, pos, len, chunk, dst)};
+            double[][] rates = new double[3][o.rounds()];
+            for (int round = 0; round < o.rounds(); round++) {
+                for (int k = 0; k < 3; k++) {
+                    int which = (round + k) % 3; // rotate the order: noise and cache warm-up hit each alike
+                    rates[which][round] = measure(readers[which], ws, len, o.threads(), o.round());
+                }
+            }
+            double ra = Stats.median(rates[0]);
+            double bl = Stats.median(rates[1]);
+            double l3r = Stats.median(rates[2]);
+            L1Stats rs = r.stats();
+            L1Stats bs = b.stats();
+            long ranges = (long) ctx.meters().get("strata.l1.range.reads").tag("cache", "cold-range").counter().count();
+            out.printf(Locale.ROOT, "cold random %d B reads over %s, L1 memory %s + NVMe %s: range: %d ranges and %d blocks from L3, "
+                            + "hit ratio %.3f; block: %d blocks from L3, hit ratio %.3f%n", len, DataSize.human(ws), DataSize.human(memory),
+                    DataSize.human(nvme), ranges, rs.belowReads() - ranges, rs.hitRatio(), bs.belowReads(), bs.hitRatio());
+            t.row("cold random", DataSize.ofBytes(len), "L1 small-miss=range", mb(ra), Stats.fmt(ra / l3r, 2), "ratio: vs L3 alone");
+            t.row("cold random", DataSize.ofBytes(len), "L1 small-miss=block", mb(bl), Stats.fmt(bl / l3r, 2), "ratio: vs L3 alone");
+            t.row("cold random", DataSize.ofBytes(len), "L3 client", mb(l3r), "", String.format(Locale.ROOT, "%.0f reads/s", l3r / len));
+            result.put("cold_random_range_vs_l3", Stats.fmt(ra / l3r, 2));
+            result.put("cold_random_block_vs_l3", Stats.fmt(bl / l3r, 2));
+            result.put("cold_random_range_vs_block", Stats.fmt(ra / bl, 2));
+        }
     }
 
     // ---- Zipf sample reads ----

@@ -15,6 +15,9 @@ import java.util.Optional;
  * memory = "1GiB"             # memory tier capacity (Caffeine, weighed by bytes)
  * block-size = "1MiB"         # cache block: a power of two, 4KiB..16MiB (capped at the chunk size)
  * sweep-interval = "1s"       # TTL expiry, free-space floor, index sync
+ * small-miss = "range"        # a read of at most a quarter block that misses: "range" fetches its
+ *                             # bytes only (the whole block once its misses cost as much), "block"
+ *                             # the whole block at once
  * [l1.nvme]                   # absent: no NVMe tier
  * dir = "/nvme/strata-l1"     # block files + LMDB index; survives restarts
  * capacity = "100GiB"         # bytes of blocks kept there
@@ -37,9 +40,35 @@ import java.util.Optional;
  * directory's policy; this table sizes the node's resources.
  */
 public record L1Config(String name, DataSize memory, DataSize blockSize, Duration sweepInterval,
-                       Optional<Nvme> nvme, WriteBack writeBack) {
+                       Optional<Nvme> nvme, WriteBack writeBack, SmallMiss smallMiss) {
     public static final DataSize MIN_BLOCK = DataSize.ofKiB(4);
     public static final DataSize MAX_BLOCK = DataSize.ofMiB(16);
+
+    /**
+     * What a small read (at most a quarter of a block, inside one block) that misses memory and
+     * NVMe fetches from the tier below. {@code RANGE}: only its bytes, until the block's misses
+     * have fetched as much as the block would have cost (each counted as at least 64 KiB), then
+     * the whole block, cached (a ski rental: never more than twice the cheaper choice). A
+     * dataloader's random samples over a data set larger than the cache then move about the
+     * bytes they read, not a block each (256 times a 4 KiB read in 1 MiB blocks), while a block
+     * read often is still cached. {@code BLOCK}: the whole block at the first miss, cached.
+     */
+    public enum SmallMiss {
+        RANGE, BLOCK;
+
+        static SmallMiss parse(String key, String v) {
+            return switch (v) {
+                case "range" -> RANGE;
+                case "block" -> BLOCK;
+                default -> throw new ConfigException(key, "must be \"range\" or \"block\", got \"" + v + "\"");
+            };
+        }
+    }
+
+    /** The defaults for what a small miss fetches ({@link SmallMiss#RANGE}). */
+    public L1Config(String name, DataSize memory, DataSize blockSize, Duration sweepInterval, Optional<Nvme> nvme, WriteBack writeBack) {
+        this(name, memory, blockSize, sweepInterval, nvme, writeBack, SmallMiss.RANGE);
+    }
 
     /**
      * The NVMe tier. {@code readOnCaller}: a block found on NVMe is read on the thread that asked
@@ -107,6 +136,9 @@ public record L1Config(String name, DataSize memory, DataSize blockSize, Duratio
         if (name == null || name.isBlank()) {
             throw new ConfigException("l1.name", "must not be empty");
         }
+        if (smallMiss == null) {
+            throw new ConfigException("l1.small-miss", "is required");
+        }
         if (!blockSize.isPowerOfTwo() || blockSize.compareTo(MIN_BLOCK) < 0 || blockSize.compareTo(MAX_BLOCK) > 0) {
             throw new ConfigException("l1.block-size", "must be a power of two between " + MIN_BLOCK + " and " + MAX_BLOCK
                     + ", got " + blockSize);
@@ -129,23 +161,27 @@ public record L1Config(String name, DataSize memory, DataSize blockSize, Duratio
     }
 
     public L1Config withName(String n) {
-        return new L1Config(n, memory, blockSize, sweepInterval, nvme, writeBack);
+        return new L1Config(n, memory, blockSize, sweepInterval, nvme, writeBack, smallMiss);
     }
 
     public L1Config withBlockSize(DataSize b) {
-        return new L1Config(name, memory, b, sweepInterval, nvme, writeBack);
+        return new L1Config(name, memory, b, sweepInterval, nvme, writeBack, smallMiss);
     }
 
     public L1Config withNvme(Nvme n) {
-        return new L1Config(name, memory, blockSize, sweepInterval, Optional.ofNullable(n), writeBack);
+        return new L1Config(name, memory, blockSize, sweepInterval, Optional.ofNullable(n), writeBack, smallMiss);
     }
 
     public L1Config withWriteBack(WriteBack w) {
-        return new L1Config(name, memory, blockSize, sweepInterval, nvme, w);
+        return new L1Config(name, memory, blockSize, sweepInterval, nvme, w, smallMiss);
     }
 
     public L1Config withSweepInterval(Duration d) {
-        return new L1Config(name, memory, blockSize, d, nvme, writeBack);
+        return new L1Config(name, memory, blockSize, d, nvme, writeBack, smallMiss);
+    }
+
+    public L1Config withSmallMiss(SmallMiss m) {
+        return new L1Config(name, memory, blockSize, sweepInterval, nvme, writeBack, m);
     }
 
     /** Reads the {@code [l1]} table {@code s} (the caller rejects unknown keys of the file). */
@@ -186,7 +222,8 @@ public record L1Config(String name, DataSize memory, DataSize blockSize, Duratio
         if (memory.bytes() < block.bytes()) {
             throw new ConfigException(key(s, "memory"), "must hold at least one block (" + block + "), got " + memory);
         }
-        return new L1Config(name, memory, block, sweep, nvme, wb);
+        SmallMiss smallMiss = SmallMiss.parse(key(s, "small-miss"), s.string("small-miss", "range"));
+        return new L1Config(name, memory, block, sweep, nvme, wb, smallMiss);
     }
 
     private static String key(ConfigNode n, String k) {

@@ -28,6 +28,9 @@ import java.util.function.ToDoubleFunction;
  *     {@code .oldest.age} (seconds); counters {@code strata.l1.writeback.absorbed.bytes},
  *     {@code .flushed.bytes}, {@code .flushes}, {@code .failures} (failed flush attempts).</li>
  * <li>{@code strata.l1.bypass}: reads and writes of strict files that skipped the cache.</li>
+ * <li>{@code strata.l1.range.reads}: small reads that missed and fetched only their bytes from
+ *     below (also counted as {@code hits{tier=below}} with those bytes), see
+ *     {@link L1Config.SmallMiss}.</li>
  * </ul>
  */
 final class L1Metrics implements AutoCloseable {
@@ -47,6 +50,7 @@ final class L1Metrics implements AutoCloseable {
     private final Counter[] readBytes = new Counter[3];
     private final Map<String, Counter> dynamic = new ConcurrentHashMap<>();
     final Counter bypass;
+    final Counter rangeReads;
     final Counter absorbedBytes;
     final Counter flushedBytes;
     final Counter flushes;
@@ -61,6 +65,7 @@ final class L1Metrics implements AutoCloseable {
             readBytes[t.ordinal()] = counter("strata.l1.read.bytes", "bytes of blocks served by this tier", "tier", t.tag());
         }
         bypass = counter("strata.l1.bypass", "reads and writes of strict files, which skip the cache");
+        rangeReads = counter("strata.l1.range.reads", "small reads that missed and fetched only their bytes from below");
         absorbedBytes = counter("strata.l1.writeback.absorbed.bytes", "bytes of small writes absorbed by write-back");
         flushedBytes = counter("strata.l1.writeback.flushed.bytes", "absorbed bytes written to the tier below");
         flushes = counter("strata.l1.writeback.flushes", "writes sent to the tier below by write-back (after coalescing)");

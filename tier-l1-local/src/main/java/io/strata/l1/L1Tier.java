@@ -1,5 +1,7 @@
 package io.strata.l1;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -25,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -74,7 +77,22 @@ public final class L1Tier implements Tier {
     private final NvmeStore nvme;
     private final WriteBack writeBack;
     private final ConcurrentHashMap<BlockKey, CompletableFuture<ByteBuf>> inflight = new ConcurrentHashMap<>();
+    /**
+     * What small misses of a block have cost so far, fetched as ranges
+     * ({@link L1Config.SmallMiss#RANGE}): a ski rental. Each range costs its length, at least
+     * {@link #RANGE_COST_FLOOR}; once a block's ranges have cost as much as the block, its next
+     * miss loads it whole (and caches it). A block read often is cached after a few misses; a
+     * block read once or twice in a random pass over a data set larger than the cache never
+     * moves more than its reads (and at worst a block is paid twice). Bounded (twice the blocks
+     * the cache can hold, at least 4096 entries), so old rentals are forgotten.
+     */
+    private final Cache<BlockKey, AtomicLong> rented;
     private final ScheduledFuture<?> sweeper;
+    /**
+     * The least a range fetched from below costs, in bytes of a block: a storage node reads and
+     * checks at least one 64 KiB CRC block for any read, and each request has its round trip.
+     */
+    static final int RANGE_COST_FLOOR = 64 * 1024;
     private volatile boolean closed;
 
     /** An L1 tier over {@code below}, with the resources of {@code config}; opens (or creates) the NVMe tier. */
@@ -101,6 +119,8 @@ public final class L1Tier implements Tier {
             metrics.close();
             throw e;
         }
+        long blocks = (config.memory().bytes() + config.nvme().map(n -> n.capacity().bytes()).orElse(0L)) / config.blockSize().bytes();
+        this.rented = Caffeine.newBuilder().maximumSize(Math.max(4096, Math.min(1L << 22, 2 * blocks))).executor(Runnable::run).build();
         this.writeBack = new WriteBack(ctx, config.writeBack(), metrics,
                 (chunk, offset, data, io) -> mutate(chunk, io, () -> below.writeAsync(chunk, offset, data, io)));
         metrics.gauge("strata.l1.cached.bytes", "bytes held by the tier", memory, MemoryTier::weightedBytes, "tier", "memory");
@@ -169,7 +189,7 @@ public final class L1Tier implements Tier {
         int b = blockSize(chunk);
         int first = (int) (offset / b);
         int last = (int) ((offset + length - 1) / b);
-        if (first == last && nvme != null && length <= b / 4) {
+        if (first == last && length <= b / 4) {
             CompletableFuture<ByteBuf> small = smallRead(chunk, io, first, b, offset, length);
             return overlay.isEmpty() ? small : small.thenApply(base -> overlay(base, overlay, offset, length));
         }
@@ -273,7 +293,9 @@ public final class L1Tier implements Tier {
      * ({@link NvmeStore#readRange}) and does not promote the block to memory. Random small reads
      * over a data set larger than memory (a dataloader's samples) would otherwise read and
      * checksum a whole block per read (256 times the bytes of a 4 KiB read in a 1 MiB block) and
-     * churn the memory tier. A miss in both loads the whole block as usual. Returns an owned buffer.
+     * churn the memory tier. A miss in both fetches only the range until the block's ranges have
+     * cost as much as the block, then the whole block, cached ({@link L1Config.SmallMiss#RANGE},
+     * see {@link #rented}), or the whole block at once ({@code BLOCK}). Returns an owned buffer.
      */
     private CompletableFuture<ByteBuf> smallRead(ChunkAddress chunk, IoOptions io, int index, int b, long offset, int length) {
         BlockKey k = new BlockKey(chunk.id().inode().value(), io.dataVersion(), chunk.id().index(), index);
@@ -285,7 +307,7 @@ public final class L1Tier implements Tier {
         } else {
             metrics.miss(L1Metrics.Tier.MEMORY);
             boolean joining = inflight.containsKey(k);
-            BlockEntry e = joining ? null : nvme.lookup(k, h.pin(), ttlNanos(h));
+            BlockEntry e = joining || nvme == null ? null : nvme.lookup(k, h.pin(), ttlNanos(h));
             if (e != null) {
                 int from = (int) (offset - (long) index * b);
                 return nvme.readRange(e, from, length).thenCompose(buf -> {
@@ -297,9 +319,39 @@ public final class L1Tier implements Tier {
                     return slice(shared(k, chunk, io, b, false), index, b, offset, length);
                 });
             }
+            if (!joining && config.smallMiss() == L1Config.SmallMiss.RANGE) {
+                AtomicLong paid = rented.get(k, x -> new AtomicLong());
+                if (paid.get() < b) {
+                    paid.addAndGet(Math.max(length, RANGE_COST_FLOOR));
+                    if (nvme != null) {
+                        metrics.miss(L1Metrics.Tier.NVME);
+                    }
+                    return rangeBelow(chunk, io, offset, length);
+                }
+                rented.invalidate(k); // the ranges cost as much as the block: load it whole, cached
+            }
             whole = shared(k, chunk, io, b, joining); // not joining: NVMe was just looked at
         }
         return slice(whole, index, b, offset, length);
+    }
+
+    /** A small miss's own bytes from the tier below, not cached (see {@link L1Config.SmallMiss}). Owned. */
+    private CompletableFuture<ByteBuf> rangeBelow(ChunkAddress chunk, IoOptions io, long offset, int length) {
+        CompletableFuture<ByteBuf> r;
+        try {
+            r = below.readAsync(chunk, offset, length, io);
+        } catch (RuntimeException e) {
+            r = CompletableFuture.failedFuture(e);
+        }
+        return r.handle((buf, err) -> {
+            if (err != null) {
+                metrics.miss(L1Metrics.Tier.BELOW);
+                throw StrataException.wrap(err);
+            }
+            metrics.rangeReads.increment();
+            metrics.hit(L1Metrics.Tier.BELOW, buf.readableBytes());
+            return buf;
+        });
     }
 
     /** The range [offset, offset+length) of a whole block (released here); an owned buffer. */

@@ -18,6 +18,8 @@ class CountingTier implements Tier {
     private final Tier inner;
     final AtomicInteger reads = new AtomicInteger();
     final AtomicInteger writes = new AtomicInteger();
+    /** The bytes the reads asked for. */
+    final java.util.concurrent.atomic.AtomicLong readLength = new java.util.concurrent.atomic.AtomicLong();
 
     CountingTier(Tier inner) {
         this.inner = inner;
@@ -31,6 +33,7 @@ class CountingTier implements Tier {
     @Override
     public CompletableFuture<ByteBuf> readAsync(ChunkAddress chunk, long offset, int length, IoOptions options) {
         reads.incrementAndGet();
+        readLength.addAndGet(length);
         return inner.readAsync(chunk, offset, length, options);
     }
 

@@ -26,6 +26,7 @@ class L1ConfigTest {
                 memory = "2GiB"
                 block-size = "256KiB"
                 sweep-interval = "500ms"
+                small-miss = "block"
                 [l1.nvme]
                 dir = "/nvme/l1"
                 capacity = "50GiB"
@@ -46,6 +47,7 @@ class L1ConfigTest {
         assertThat(c.memory()).isEqualTo(DataSize.ofGiB(2));
         assertThat(c.blockSize()).isEqualTo(DataSize.ofKiB(256));
         assertThat(c.sweepInterval()).isEqualTo(Duration.ofMillis(500));
+        assertThat(c.smallMiss()).isEqualTo(L1Config.SmallMiss.BLOCK);
         L1Config.Nvme n = c.nvme().orElseThrow();
         assertThat(n.dir()).isEqualTo(Path.of("/nvme/l1"));
         assertThat(n.capacity()).isEqualTo(DataSize.ofGiB(50));
@@ -65,10 +67,13 @@ class L1ConfigTest {
         assertThat(c.blockSize()).isEqualTo(DataSize.ofMiB(1));
         assertThat(c.memory()).isEqualTo(DataSize.ofGiB(1));
         assertThat(c.writeBack()).isEqualTo(L1Config.WriteBack.DEFAULTS);
+        assertThat(c.smallMiss()).isEqualTo(L1Config.SmallMiss.RANGE);
     }
 
     @Test
     void badValuesNameTheirKey() {
+        assertThatThrownBy(() -> parse("[l1]\nsmall-miss = \"page\"\n")).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("\"range\" or \"block\"").extracting(e -> ((ConfigException) e).key()).isEqualTo("l1.small-miss");
         assertThatThrownBy(() -> parse("[l1]\nblock-size = \"3KiB\"\n")).isInstanceOf(ConfigException.class)
                 .extracting(e -> ((ConfigException) e).key()).isEqualTo("l1.block-size");
         assertThatThrownBy(() -> parse("[l1]\nblock-size = \"96KiB\"\n")).isInstanceOf(ConfigException.class)

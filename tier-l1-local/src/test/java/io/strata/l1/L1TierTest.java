@@ -160,11 +160,12 @@ class L1TierTest extends FileTierFixture {
         assertThat(l1.stats().unflushedBytes()).isZero();
     }
 
-    @Test
-    void concurrentMissesOfOneBlockShareOneFetch() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "small miss: {0}")
+    @org.junit.jupiter.params.provider.EnumSource(L1Config.SmallMiss.class)
+    void concurrentMissesOfOneBlockShareOneFetch(L1Config.SmallMiss smallMiss) throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         Gated gated = new Gated(below, gate, ctx.blocking());
-        try (L1Tier l = new L1Tier(ctx, Fixture.config("g", DataSize.ofMiB(4), BLOCK, null, null), gated)) {
+        try (L1Tier l = new L1Tier(ctx, Fixture.config("g", DataSize.ofMiB(4), BLOCK, null, null).withSmallMiss(smallMiss), gated)) {
             ChunkAddress c = chunk(13, 0, CHUNK);
             byte[] data = bytes(8, 4096);
             write(below, c, 0, data, io(1));
@@ -177,7 +178,38 @@ class L1TierTest extends FileTierFixture {
                 byte[] got = Buffers.drain(Futures.join(reads.get(i), Fixture.T));
                 assertThat(got).isEqualTo(Arrays.copyOfRange(data, i * 100, i * 100 + 100));
             }
-            assertThat(gated.reads.get()).isEqualTo(1);
+            // range: the first miss fetches its 100 bytes, the second loads the block, which the other 14 share
+            assertThat(gated.reads.get()).isEqualTo(smallMiss == L1Config.SmallMiss.RANGE ? 2 : 1);
+        }
+    }
+
+    @Test
+    void aSmallMissFetchesOnlyItsBytesAndTheWholeBlockWhenThatBlockMissesAgain() {
+        DataSize block = DataSize.ofKiB(64);
+        ChunkAddress c = chunk(15, 0, CHUNK);
+        byte[] data = bytes(10, CHUNK);
+        write(below, c, 0, data, io(1));
+        CountingTier counting = new CountingTier(below);
+        try (L1Tier l = new L1Tier(ctx, Fixture.config("r", DataSize.ofMiB(4), block, dir.resolve("nvme-r"), DataSize.ofMiB(8)), counting)) {
+            assertThat(read(l, c, 5000, 1000, io(1))).isEqualTo(Arrays.copyOfRange(data, 5000, 6000));
+            assertThat(counting.readLength.get()).as("the first miss moves its own bytes").isEqualTo(1000);
+            assertThat(read(l, c, 30_000, 4096, io(1))).isEqualTo(Arrays.copyOfRange(data, 30_000, 34_096));
+            assertThat(counting.readLength.get()).as("its first range cost a block (64 KiB at least): the next miss loads it whole").isEqualTo(1000 + CHUNK);
+            assertThat(read(l, c, 60_000, 500, io(1))).isEqualTo(Arrays.copyOfRange(data, 60_000, 60_500));
+            assertThat(counting.reads.get()).as("then it is cached").isEqualTo(2);
+            assertThat(ctx.meters().get("strata.l1.range.reads").tag("cache", "r").counter().count()).isEqualTo(1);
+
+            // a write elsewhere gives the file a new data version: its blocks, and its first misses, start afresh
+            assertThat(read(l, c, 100, 100, io(2))).isEqualTo(Arrays.copyOfRange(data, 100, 200));
+            assertThat(counting.readLength.get()).isEqualTo(1000 + CHUNK + 100);
+        }
+        CountingTier blocks = new CountingTier(below);
+        try (L1Tier l = new L1Tier(ctx, Fixture.config("b", DataSize.ofMiB(4), block, null, null).withSmallMiss(L1Config.SmallMiss.BLOCK),
+                blocks)) {
+            assertThat(read(l, c, 5000, 1000, io(1))).isEqualTo(Arrays.copyOfRange(data, 5000, 6000));
+            assertThat(blocks.readLength.get()).as("block: the whole block at the first miss").isEqualTo(CHUNK);
+            assertThat(read(l, c, 30_000, 4096, io(1))).isEqualTo(Arrays.copyOfRange(data, 30_000, 34_096));
+            assertThat(blocks.reads.get()).isEqualTo(1);
         }
     }
 
