@@ -19,6 +19,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Random;
+import java.util.Map;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -42,6 +46,26 @@ class PrometheusIT {
         return new ObjectMapper().readTree(r.body()).path("data").path("result");
     }
 
+    /** The whole answer of Prometheus's query API ({@code status}, {@code error}, {@code data}). */
+    private static JsonNode answer(int port, String promql) throws Exception {
+        URI u = URI.create("http://127.0.0.1:" + port + "/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8));
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(u).timeout(Duration.ofSeconds(10)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        return new ObjectMapper().readTree(r.body());
+    }
+
+    /** The Grafana dashboard shipped in docs/: title of each panel -> its PromQL expressions, as Prometheus runs them. */
+    static Map<String, List<String>> dashboardQueries() throws Exception {
+        JsonNode dash = new ObjectMapper().readTree(Files.readString(Path.of("..", "docs", "grafana", "strata.json")));
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        for (JsonNode panel : dash.path("panels")) {
+            List<String> exprs = new ArrayList<>();
+            panel.path("targets").forEach(t -> exprs.add(t.path("expr").asText().replace("$__rate_interval", "1m")));
+            out.put(panel.path("title").asText(), exprs);
+        }
+        return out;
+    }
+
     private static Set<String> labelValues(JsonNode result, String label) {
         Set<String> out = new HashSet<>();
         result.forEach(s -> out.add(s.path("metric").path(label).asText()));
@@ -52,7 +76,8 @@ class PrometheusIT {
     void prometheusScrapesEveryDaemonWithItsLabels(@TempDir Path data, @TempDir Path tsdb, @TempDir Path local) throws Exception {
         Path prometheus = Path.of("/usr/bin/prometheus");
         assumeTrue(Files.isExecutable(prometheus), "Debian's prometheus is not installed (apt-get install prometheus); .ci/run installs it");
-        CliTest.Run up = CliTest.strata("up", "--data", data.toString(), "--no-mount");
+        boolean mounted = io.strata.fuse.FuseMount.unavailable().isEmpty(); // the mount's FUSE and L1 series when FUSE works here
+        CliTest.Run up = mounted ? CliTest.strata("up", "--data", data.toString()) : CliTest.strata("up", "--data", data.toString(), "--no-mount");
         assertThat(up.code()).as(up.err()).isZero();
         assertThat(up.out()).contains("prometheus --config.file=" + data.resolve(MetricsTargets.PROMETHEUS_YML));
         String d = "--data=" + data;
@@ -73,6 +98,11 @@ class PrometheusIT {
             assertThat(CliTest.strata("mkdir", "-p", "/ds", d).code()).isZero();
             assertThat(CliTest.strata("put", src.toString(), "/ds/", d).code()).isZero();
             assertThat(CliTest.strata("cp", "strata:/ds/sample.bin", local.resolve("back.bin").toString(), d).code()).isZero();
+            if (mounted) {
+                Path viaMount = data.resolve("mnt").resolve("ds/via-mount.bin");
+                Files.write(viaMount, file);
+                assertThat(Files.readAllBytes(data.resolve("mnt").resolve("ds/sample.bin"))).isEqualTo(file);
+            }
 
             int prom = port;
             int targets = MetricsTargets.local(new ClusterDir(data)).size();
@@ -103,6 +133,40 @@ class PrometheusIT {
             CliTest.Run stats = CliTest.strata("stats", d, "--count", "1", "--interval", "500ms", "--json");
             assertThat(stats.code()).as(stats.err()).isZero();
             assertThat(new ObjectMapper().readTree(stats.out().lines().toList().get(0)).has("l3_read_mb_per_s")).isTrue();
+
+            // the shipped Grafana dashboard: every query is valid PromQL over these series, and the core panels show data
+            Map<String, List<String>> panels = dashboardQueries();
+            assertThat(panels).hasSizeGreaterThanOrEqualTo(12);
+            for (Map.Entry<String, List<String>> panel : panels.entrySet()) {
+                for (String expr : panel.getValue()) {
+                    JsonNode a = answer(prom, expr);
+                    assertThat(a.path("status").asText()).as("%s: %s -> %s", panel.getKey(), expr, a.path("error").asText()).isEqualTo("success");
+                }
+            }
+            List<String> withData = new ArrayList<>(List.of("Daemons up (1 = scraped)", "Metadata operations", "L3 storage bytes by operation",
+                    "L3 storage mean latency by operation", "L2 drain to L3", "L2 drain lag", "RPCs served by status", "Cluster capacity (raw)",
+                    "Scrub: corrupt copies found, repaired, not repaired", "Garbage collector: chunks freed"));
+            if (mounted) {
+                withData.addAll(List.of("FUSE requests by operation", "FUSE mean latency by operation", "L1 hit ratio (blocks)",
+                        "L1 bytes served by tier"));
+            }
+            for (String title : withData) {
+                assertThat(panels).containsKey(title);
+                Eventually.await("the dashboard's '" + title + "' panel has data", T, () -> {
+                    try {
+                        for (String expr : panels.get(title)) {
+                            if (query(prom, expr).isEmpty()) {
+                                return false;
+                            }
+                        }
+                        return true;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
+            }
+            double capacity = query(prom, "max(strata_cluster_capacity_bytes >= 0)").path(0).path("value").path(1).asDouble();
+            assertThat(capacity).as("the leader's capacity gauge").isPositive();
 
             // health: all well (however full this machine's disk is), then a disk over the limit, then a storage node dies
             CliTest.Run healthy = CliTest.strata("admin", "health", d, "--full-above", "100%");

@@ -119,6 +119,7 @@ public final class MgmtdServer implements AutoCloseable {
     /** Each target's disk space as its node last reported it (leader memory only: it changes with every write). */
     private final Map<io.strata.core.TargetId, TargetSpace> spaces = new ConcurrentHashMap<>();
     private final Set<NodeId> expiring = ConcurrentHashMap.newKeySet();
+    private final List<io.micrometer.core.instrument.Meter> gauges;
     private final AtomicBoolean autoTableRunning = new AtomicBoolean();
     private final List<Watch> watches = new ArrayList<>();
     private final ScheduledFuture<?> leaseTask;
@@ -196,6 +197,12 @@ public final class MgmtdServer implements AutoCloseable {
             raft.close();
             throw e;
         }
+        // the leader's view of capacity; other peers report NaN (Prometheus: max(... >= 0) picks the leader's)
+        this.gauges = List.of(
+                io.micrometer.core.instrument.Gauge.builder("strata.cluster.capacity.bytes", this, m -> m.spaceOrNaN(true))
+                        .description("raw capacity of the storage nodes' file systems, each counted once (leader only)").register(ctx.meters()),
+                io.micrometer.core.instrument.Gauge.builder("strata.cluster.free.bytes", this, m -> m.spaceOrNaN(false))
+                        .description("raw usable bytes of the storage nodes' file systems, each counted once (leader only)").register(ctx.meters()));
         long check = cfg.leaseCheck().toNanos();
         this.leaseTask = ctx.scheduler().scheduleWithFixedDelay(this::checkLeasesQuietly, check, check, TimeUnit.NANOSECONDS);
         this.revokedTask = ctx.verifier().isEmpty() ? null : ctx.scheduler().scheduleWithFixedDelay(this::applyRevoked,
@@ -427,6 +434,18 @@ public final class MgmtdServer implements AutoCloseable {
         }, spaces);
     }
 
+    private double spaceOrNaN(boolean capacity) {
+        if (!isLeader()) {
+            return Double.NaN;
+        }
+        try {
+            MgmtdMessage.Space s = space();
+            return capacity ? s.capacityBytes() : s.freeBytes();
+        } catch (RuntimeException e) {
+            return Double.NaN; // lost the lead meanwhile
+        }
+    }
+
     private LeaseGranted leaseGranted(long routingVersion) {
         return new LeaseGranted(cfg.lease().toMillis(), cfg.heartbeat().toMillis(), routingVersion);
     }
@@ -630,6 +649,7 @@ public final class MgmtdServer implements AutoCloseable {
             return;
         }
         closed = true;
+        gauges.forEach(ctx.meters()::remove);
         leaseTask.cancel(false);
         if (revokedTask != null) {
             revokedTask.cancel(false);
