@@ -38,6 +38,7 @@ final class ClientCore implements AutoCloseable {
     private final ImmutableAttrs immutables = new ImmutableAttrs();
     private final ClientMetrics metrics;
     private final ConcurrentHashMap<InodeId, FileState> files = new ConcurrentHashMap<>();
+    private final SessionKeeper keeper;
 
     /** {@code closeables} are closed in order after the tiers (meta RPC client, routing, context...). */
     ClientCore(NodeContext ctx, ClientConfig config, Meta meta, TierStack tiers, List<AutoCloseable> closeables) {
@@ -50,6 +51,8 @@ final class ClientCore implements AutoCloseable {
         this.writeBudget = new WriteBudget(config.writeBufferTotal().bytes());
         this.dirs = new DirCache(config.dentryTtl(), ctx.clock());
         this.metrics = new ClientMetrics(ctx.meters(), config.name(), files::size, writeBudget::used);
+        this.keeper = new SessionKeeper(ctx, meta, clientId, StrataFileSystem.defaultCaller(), () -> !files.isEmpty(), config.name());
+        keeper.start();
     }
 
     NodeContext ctx() {
@@ -70,6 +73,10 @@ final class ClientCore implements AutoCloseable {
 
     long clientId() {
         return clientId;
+    }
+
+    SessionKeeper keeper() {
+        return keeper;
     }
 
     ByteBufAllocator alloc() {
@@ -109,6 +116,7 @@ final class ClientCore implements AutoCloseable {
             synchronized (s) {
                 if (s.ref() > 0 && files.get(a.id()) == s) {
                     s.seen(a);
+                    keeper.opened();
                     return s;
                 }
                 s.unref();
@@ -246,6 +254,7 @@ final class ClientCore implements AutoCloseable {
 
     @Override
     public void close() {
+        keeper.close();
         if (!files.isEmpty()) {
             LOG.warn("{}: closing with {} files still open (their unpublished writes are not published)", config.name(), files.size());
         }
