@@ -6,6 +6,7 @@ import io.strata.protocol.meta.Caller;
 import io.strata.protocol.meta.Meta;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -46,6 +47,8 @@ final class SessionKeeper implements AutoCloseable {
     private volatile boolean sentOnce;
     private volatile boolean failing;
     private volatile boolean closed;
+    /** The next tick (guarded by this). */
+    private ScheduledFuture<?> next;
 
     /** {@code active}: whether the client has sessions to keep (files open). */
     SessionKeeper(NodeContext ctx, Meta meta, long clientId, Caller caller, BooleanSupplier active, String name) {
@@ -73,14 +76,21 @@ final class SessionKeeper implements AutoCloseable {
         }
     }
 
-    private void schedule() {
+    private synchronized void schedule() {
         if (closed) {
             return;
         }
         try {
-            ctx.scheduler().schedule(this::tick, intervalMs, TimeUnit.MILLISECONDS);
+            next = ctx.scheduler().schedule(this::tick, intervalMs, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             closed = true; // the context is closing
+        }
+    }
+
+    /** The interval became shorter: the tick already scheduled (at the old interval) could come too late, so it is moved up. */
+    private synchronized void reschedule() {
+        if (next != null && next.cancel(false)) {
+            schedule();
         }
     }
 
@@ -104,7 +114,11 @@ final class SessionKeeper implements AutoCloseable {
             inFlight.set(false);
             if (e == null) {
                 long ms = Math.clamp(lease.toMillis() / 4, MIN_INTERVAL.toMillis(), MAX_INTERVAL.toMillis());
+                long before = intervalMs;
                 intervalMs = ms;
+                if (ms < before) {
+                    reschedule();
+                }
                 if (failing) {
                     failing = false;
                     LOG.info("{}: keep-alives reach the meta service again (lease {} ms)", name, lease.toMillis());
@@ -118,7 +132,10 @@ final class SessionKeeper implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         closed = true;
+        if (next != null) {
+            next.cancel(false);
+        }
     }
 }
