@@ -42,6 +42,7 @@ final class ClientCore implements AutoCloseable {
     private final ConcurrentHashMap<InodeId, FileState> files = new ConcurrentHashMap<>();
     /** The cluster manager the client follows, if any (among {@code closeables}: it asks it for capacity). */
     private final Optional<MgmtdClient> mgmtd;
+    private final SessionKeeper keeper;
 
     /** {@code closeables} are closed in order after the tiers (meta RPC client, routing, context...). */
     ClientCore(NodeContext ctx, ClientConfig config, Meta meta, TierStack tiers, List<AutoCloseable> closeables) {
@@ -55,6 +56,8 @@ final class ClientCore implements AutoCloseable {
         this.writeBudget = new WriteBudget(config.writeBufferTotal().bytes());
         this.dirs = new DirCache(config.dentryTtl(), ctx.clock());
         this.metrics = new ClientMetrics(ctx.meters(), config.name(), files::size, writeBudget::used);
+        this.keeper = new SessionKeeper(ctx, meta, clientId, StrataFileSystem.defaultCaller(), () -> !files.isEmpty(), config.name());
+        keeper.start();
     }
 
     NodeContext ctx() {
@@ -79,6 +82,10 @@ final class ClientCore implements AutoCloseable {
 
     long clientId() {
         return clientId;
+    }
+
+    SessionKeeper keeper() {
+        return keeper;
     }
 
     ByteBufAllocator alloc() {
@@ -118,6 +125,7 @@ final class ClientCore implements AutoCloseable {
             synchronized (s) {
                 if (s.ref() > 0 && files.get(a.id()) == s) {
                     s.seen(a);
+                    keeper.opened();
                     return s;
                 }
                 s.unref();
@@ -255,6 +263,7 @@ final class ClientCore implements AutoCloseable {
 
     @Override
     public void close() {
+        keeper.close();
         if (!files.isEmpty()) {
             LOG.warn("{}: closing with {} files still open (their unpublished writes are not published)", config.name(), files.size());
         }

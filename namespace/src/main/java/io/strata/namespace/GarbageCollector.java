@@ -1,5 +1,8 @@
 package io.strata.namespace;
 
+import io.strata.core.InodeId;
+import io.strata.protocol.meta.InodeAttrs;
+import io.strata.protocol.meta.Layout;
 import io.strata.protocol.meta.RequestId;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,12 +35,19 @@ import org.slf4j.LoggerFactory;
  * {@code chunksPerSecond} started per second, and {@link #FILES_IN_FLIGHT} files at once. Once
  * a batch's files are freed their queue entries are cleared in one transaction (a crash in
  * between only repeats a harmless reclaim). It also drops idempotency records older than
- * {@code idempotencyTtl}. Without a reclaimer (a meta service not wired to any data tier) queue
+ * {@code idempotencyTtl}.
+ *
+ * <p>It also works through the trim queue ({@code TRIM} keys, queued when a dead client's write
+ * session was ended): for a file that has no write session (checked in a transaction; the same
+ * condition fences opens for writing, see {@code NamespaceOps.awaitTrim}) it lists the chunks from
+ * the one holding the file's length on, cuts that one at the length and removes the others, at
+ * the same pace as deleted files' chunks, then clears the key. A file someone writes waits for
+ * the next pass; a failure leaves the key for the next pass. Without a reclaimer (a meta service not wired to any data tier) queue
  * entries are kept for a collector that has one. Any meta instance may run it; two instances
  * collecting the same entry both reclaim (idempotent) and one clear wins.
  *
  * <p>Metrics: {@code strata.meta.gc.files{result=reclaimed|failed}},
- * {@code strata.meta.gc.chunks} (chunks removed).
+ * {@code strata.meta.gc.chunks} (chunks removed), {@code strata.meta.trims{result=trimmed|failed}}.
  */
 final class GarbageCollector {
     private static final Logger LOG = LoggerFactory.getLogger(GarbageCollector.class);
@@ -57,6 +67,8 @@ final class GarbageCollector {
     private final Counter reclaimed;
     private final Counter failed;
     private final Counter chunks;
+    private final Counter trimmed;
+    private final Counter trimFailed;
 
     /**
      * Passes run on the caller's thread (the collector's own, see {@link MetaStore}); {@code timer}
@@ -74,13 +86,115 @@ final class GarbageCollector {
         this.reclaimed = Counter.builder("strata.meta.gc.files").tag("result", "reclaimed").register(meters);
         this.failed = Counter.builder("strata.meta.gc.files").tag("result", "failed").register(meters);
         this.chunks = Counter.builder("strata.meta.gc.chunks").description("chunks removed by the collector").register(meters);
+        this.trimmed = Counter.builder("strata.meta.trims").tag("result", "trimmed")
+                .description("files cut back to their length after a writer died").register(meters);
+        this.trimFailed = Counter.builder("strata.meta.trims").tag("result", "failed").register(meters);
     }
 
     /** One pass; returns how many files' chunks were freed. Runs on the collector's thread (it blocks there). */
     int runOnce() {
         int freed = reclaimer == null ? 0 : reclaimQueued();
+        trimQueued();
         expireIdempotencyRecords();
         return freed;
+    }
+
+    /** A queued trim as its check found it: {@code layout} null when there is nothing to cut now. */
+    private record Trim(InodeId inode, long length, Layout layout) {
+    }
+
+    /**
+     * One pass over the trim queue; returns how many files were cut back to their length. Without
+     * a reclaimer nothing is done (the keys wait for an instance that has one).
+     */
+    int trimQueued() {
+        if (reclaimer == null) {
+            return 0;
+        }
+        int done = 0;
+        byte[] p = KeySpace.TRIM.prefix();
+        byte[] from = p;
+        while (true) {
+            byte[] start = from;
+            List<KeyValue> batch = tr.run(tx -> tx.snapshot().getRange(start, Bytes.strinc(p), BATCH));
+            for (KeyValue kv : batch) {
+                InodeId inode = KeySpace.idAt(kv.key());
+                Trim t = tr.run(tx -> check(tx, inode));
+                if (t.layout() == null) {
+                    continue;
+                }
+                try {
+                    long removed = Futures.join(cut(t), FILE_TIMEOUT);
+                    tr.run(tx -> {
+                        tx.clear(KeySpace.trim(inode));
+                        return null;
+                    });
+                    trimmed.increment();
+                    done++;
+                    LOG.info("cut {} back to its length {}: {} chunk(s) past it removed or cut (a writer died without publishing)",
+                            inode, t.length(), removed);
+                } catch (RuntimeException e) {
+                    trimFailed.increment();
+                    LOG.warn("could not trim {} past its length {}; will retry: {}", inode, t.length(), StrataException.wrap(e).toString());
+                }
+            }
+            if (batch.size() < BATCH) {
+                break;
+            }
+            from = Bytes.keyAfter(batch.get(batch.size() - 1).key());
+        }
+        return done;
+    }
+
+    /**
+     * Whether {@code inode}'s trim may run now, in a transaction: the key is still queued, the file
+     * exists (a deleted file's chunks all go through the GC queue: the key is dropped) and nobody
+     * has it open for writing (conflict-checked: a writer's open commits first and the trim waits,
+     * or the trim's check commits first and the open waits for the key to go).
+     */
+    private Trim check(io.strata.namespace.kv.KvTransaction tx, InodeId inode) {
+        byte[] k = KeySpace.trim(inode);
+        if (tx.get(k) == null) {
+            return new Trim(inode, 0, null);
+        }
+        NsTx t = new NsTx(tx, false, nowMillis.getAsLong() * 1_000_000);
+        InodeAttrs a = t.inode(inode);
+        if (a == null || !a.isFile() || a.layout() == null) {
+            tx.clear(k);
+            return new Trim(inode, 0, null);
+        }
+        if (t.hasWriteSessions(inode)) {
+            return new Trim(inode, a.length(), null);
+        }
+        return new Trim(inode, a.length(), a.layout());
+    }
+
+    /** Cuts the chunk holding the length there and removes every chunk after it that exists; completes with how many it touched. */
+    private CompletableFuture<Long> cut(Trim t) {
+        int cs = t.layout().chunkSize();
+        long first = t.length() / cs;
+        long rest = t.length() % cs;
+        return reclaimer.chunksAsync(t.inode(), t.layout(), first).thenCompose(existing -> {
+            AtomicLong touched = new AtomicLong();
+            CompletableFuture<Void> head = CompletableFuture.completedFuture(null);
+            int skip = 0;
+            if (rest > 0 && existing.length > 0 && existing[0] == first) {
+                head = paced(() -> reclaimer.truncateAsync(t.inode(), t.layout(), first, rest).thenRun(touched::incrementAndGet));
+                skip = 1;
+            }
+            CompletableFuture<Void> tail = Futures.bounded(skip, existing.length, REMOVALS_IN_FLIGHT, i -> paced(() ->
+                    reclaimer.removeAsync(t.inode(), t.layout(), existing[(int) i]).thenRun(() -> {
+                        touched.incrementAndGet();
+                        chunks.increment();
+                    })));
+            return CompletableFuture.allOf(head, tail).thenApply(v -> touched.get());
+        });
+    }
+
+    /** Files waiting for a trim (tests, metrics). */
+    int trimsQueued() {
+        byte[] p = KeySpace.TRIM.prefix();
+        return tr.run(tx -> tx.snapshot().getRange(p, Bytes.strinc(p), 0).size());
     }
 
     private int reclaimQueued() {

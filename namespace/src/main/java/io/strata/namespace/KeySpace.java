@@ -41,6 +41,17 @@ public enum KeySpace {
     CONTENT_CRC("CRCS"),
     /** {@code PREF|inode(le64)} -> the file's prefetched L2 copies: data version, agents, owning hints ({@code io.strata.protocol.meta.Cached.Record}). */
     CACHED("PREF"),
+    /**
+     * {@code LEAS|client(le64)} -> when a meta instance last heard from that client: u64 LE ms,
+     * raised with an atomic max by its keep-alives, so every instance sharing the store sees it.
+     */
+    CLIENT_LEASE("LEAS"),
+    /**
+     * {@code TRIM|inode(le64)} -> queued at (u64 LE ms): a writer of the file died without
+     * publishing, so chunks past the file's length may hold bytes nobody published; the collector
+     * removes them before the file may be opened for writing again.
+     */
+    TRIM("TRIM"),
     /** {@code META|name} -> namespace-wide values: format, inode allocator, usage counters. */
     META("META");
 
@@ -137,6 +148,17 @@ public enum KeySpace {
 
     static byte[] manifest(InodeId gen, String path) {
         return Bytes.concat(under(CHECKPOINT_MANIFEST, gen), path.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static byte[] lease(long clientId) {
+        byte[] k = new byte[12];
+        System.arraycopy(CLIENT_LEASE.prefix, 0, k, 0, 4);
+        Bytes.putLe64(k, 4, clientId);
+        return k;
+    }
+
+    static byte[] trim(InodeId inode) {
+        return under(TRIM, inode);
     }
 
     static byte[] gc(InodeId inode) {

@@ -69,28 +69,45 @@ public final class MetaStore implements Meta, AutoCloseable {
      * @param gcChunksPerSecond most chunk removals the collector starts per second
      * @param idempotencyTtl  how long a request id's result is kept for retries
      * @param basePolicy      the policy of the root when it sets nothing
+     * @param sessionLease    how long a client's open sessions outlive its last keep-alive (or their open)
      */
     public record Options(int workers, int inodeBatch, Duration gcInterval, Duration gcDelay, long gcChunksPerSecond,
-                          Duration idempotencyTtl, Policy basePolicy, RetryPolicy retry) {
+                          Duration idempotencyTtl, Policy basePolicy, RetryPolicy retry, Duration sessionLease) {
         public static final Options DEFAULTS = new Options(8, 1024, Duration.ofSeconds(1), Duration.ZERO, 2000,
-                Duration.ofMinutes(30), Policy.DEFAULT, RetryPolicy.DEFAULT);
+                Duration.ofMinutes(30), Policy.DEFAULT, RetryPolicy.DEFAULT, Duration.ofSeconds(60));
 
         public Options {
             if (workers < 1 || inodeBatch < 1 || gcChunksPerSecond < 1) {
                 throw new IllegalArgumentException("workers, inode batch and the collector's rate must be positive");
             }
+            if (sessionLease.toMillis() < 1) {
+                throw new IllegalArgumentException("the session lease must be positive, got " + sessionLease);
+            }
         }
 
         public Options withWorkers(int n) {
-            return new Options(n, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry);
+            return new Options(n, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease);
         }
 
         public Options withGc(Duration interval, Duration delay) {
-            return new Options(workers, inodeBatch, interval, delay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry);
+            return new Options(workers, inodeBatch, interval, delay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease);
         }
 
         public Options withGcRate(long chunksPerSecond) {
-            return new Options(workers, inodeBatch, gcInterval, gcDelay, chunksPerSecond, idempotencyTtl, basePolicy, retry);
+            return new Options(workers, inodeBatch, gcInterval, gcDelay, chunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease);
+        }
+
+        public Options withSessionLease(Duration lease) {
+            return new Options(workers, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, lease);
+        }
+
+        /**
+         * How often the session pruner runs: a quarter of the lease (so a dead client's sessions
+         * end within 1.25 leases of its last keep-alive), between 50 ms and 15 s.
+         */
+        public Duration pruneInterval() {
+            long ms = Math.clamp(sessionLease.toMillis() / 4, 50, 15_000);
+            return Duration.ofMillis(ms);
         }
     }
 
@@ -105,7 +122,11 @@ public final class MetaStore implements Meta, AutoCloseable {
     private final GarbageCollector gc;
     private final CheckpointKeeper keeper;
     private final ScheduledFuture<?> gcTask;
+    private final SessionPruner pruner;
+    private final ScheduledFuture<?> pruneTask;
     private final MeterRegistry meters;
+    /** Whether deleted files' chunks and dead writers' bytes can be removed here (a data tier is wired). */
+    private final boolean gcHasReclaimer;
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
 
     /**
@@ -116,6 +137,7 @@ public final class MetaStore implements Meta, AutoCloseable {
         this.ctx = ctx;
         this.store = store;
         this.meters = ctx.meters();
+        this.gcHasReclaimer = reclaimer != null;
         AtomicInteger n = new AtomicInteger();
         this.workers = Executors.newFixedThreadPool(options.workers(), r -> {
             Thread t = new Thread(r, ctx.name() + "-meta-" + n.incrementAndGet());
@@ -133,6 +155,7 @@ public final class MetaStore implements Meta, AutoCloseable {
         this.gc = new GarbageCollector(tr, reclaimer, options.gcDelay(), options.idempotencyTtl(), options.gcChunksPerSecond(),
                 ctx.clock(), this::nowMillis, ctx.scheduler(), meters);
         this.keeper = new CheckpointKeeper(tr, ops, this::nowMillis, this::nowNanos, meters);
+        this.pruner = new SessionPruner(tr, ops, options.sessionLease(), reclaimer != null, this::nowMillis, meters);
         bootstrap();
         if (!options.gcInterval().isZero()) {
             long ms = Math.max(1, options.gcInterval().toMillis());
@@ -140,6 +163,13 @@ public final class MetaStore implements Meta, AutoCloseable {
             this.gcTask = gcThread.scheduleWithFixedDelay(this::collectQuietly, ms, ms, TimeUnit.MILLISECONDS);
         } else {
             this.gcTask = null;
+        }
+        long pruneMs = options.pruneInterval().toMillis();
+        // on the collector's thread too: never concurrent with a pass, never on a request thread
+        this.pruneTask = gcThread.scheduleWithFixedDelay(this::pruneQuietly, pruneMs, pruneMs, TimeUnit.MILLISECONDS);
+        if (reclaimer == null) {
+            LOG.info("{}: no data tier wired: sessions of dead clients are ended, but what they wrote past a file's length is not trimmed",
+                    ctx.name());
         }
     }
 
@@ -370,10 +400,39 @@ public final class MetaStore implements Meta, AutoCloseable {
                 MetaStore::attrsBytes, MetaStore::attrsFrom);
     }
 
-    /** Ends every open session of a client that is gone (unlinked files it held open are then freed). */
+    /**
+     * Records that client {@code clientId} is alive (its {@code LEAS} key, an atomic max of now:
+     * no reads, so keep-alives never conflict with anything but a pruner's re-check of that
+     * client). Not an idempotent-once operation: repeating it is what it is for.
+     */
+    @Override
+    public CompletableFuture<Duration> keepAliveAsync(Caller c, long clientId) {
+        long t0 = ctx.clock().nanoTime();
+        Duration lease = pruner.lease();
+        return timed("keep-alive", tr.runAsync(tx -> {
+            tx.atomicMax(KeySpace.lease(clientId), nowMillis());
+            return lease;
+        }), t0);
+    }
+
+    /**
+     * Ends every open session of a client known to be gone, whatever its lease (unlinked files it
+     * held open are then freed; files it was writing are queued for a trim past their length).
+     */
     public CompletableFuture<Integer> pruneSessionsAsync(long clientId) {
-        return write("prune-sessions", null, null, (t, id, ms) -> ops.pruneSessions(t, clientId, ms, 10_000),
+        boolean trim = gcHasReclaimer;
+        return write("prune-sessions", null, null, (t, id, ms) -> ops.pruneSessions(t, clientId, ms, 10_000, trim),
                 n -> Bytes.le64(n), b -> (int) Bytes.readLe64(b));
+    }
+
+    /** Runs one pass of the session pruner now (after any collector pass running); completes with the sessions ended. */
+    public CompletableFuture<Integer> pruneExpiredSessionsAsync() {
+        return CompletableFuture.supplyAsync(this::pruneAndTrim, gcThread);
+    }
+
+    /** Files queued for a trim past their length. */
+    public CompletableFuture<Integer> trimQueueLengthAsync() {
+        return CompletableFuture.supplyAsync(gc::trimsQueued, workers);
     }
 
     @Override
@@ -592,6 +651,23 @@ public final class MetaStore implements Meta, AutoCloseable {
         return CompletableFuture.supplyAsync(keeper::runOnce, gcThread);
     }
 
+    /** A pruner pass; when it queued trims, they run at once (opens for writing of those files wait for them). */
+    private int pruneAndTrim() {
+        int n = pruner.runOnce();
+        if (n > 0) {
+            gc.trimQueued();
+        }
+        return n;
+    }
+
+    private void pruneQuietly() {
+        try {
+            pruneAndTrim();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: session pruning pass failed: {}", ctx.name(), e.toString());
+        }
+    }
+
     private void collectQuietly() {
         try {
             gc.runOnce();
@@ -611,6 +687,7 @@ public final class MetaStore implements Meta, AutoCloseable {
         if (gcTask != null) {
             gcTask.cancel(false);
         }
+        pruneTask.cancel(false);
         gcThread.shutdownNow();
         workers.shutdown();
         try {

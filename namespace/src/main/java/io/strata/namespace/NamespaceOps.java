@@ -370,6 +370,7 @@ final class NamespaceOps {
             t.clearStaging(victim.id());
             t.clearCached(victim.id());
             CheckpointOps.forgetCrc(t, victim.id());
+            t.tx.clear(KeySpace.trim(victim.id())); // the collector frees every chunk, whatever the length
             t.enqueueGc(victim, nowMillis);
         }
     }
@@ -664,6 +665,7 @@ final class NamespaceOps {
         }
         if ((flags & OpenFlags.WRITE) != 0) {
             CheckpointOps.checkMutable(t, inode, "open for writing");
+            awaitTrim(t, inode);
             CheckpointOps.openedForWrite(t, inode, session);
         }
         if ((flags & OpenFlags.TRUNCATE) != 0 && a.length() != 0) {
@@ -716,19 +718,95 @@ final class NamespaceOps {
         return a;
     }
 
-    /** Ends every session of {@code clientId} (a client that died); returns how many. */
-    int pruneSessions(NsTx t, long clientId, long nowMillis, int max) {
+    /**
+     * The fence of a trim ({@code TRIM} key): a file whose dead writer may have left bytes past
+     * its length is not opened for writing while the trim may run, i.e. while it has no other
+     * write session, or a new writer could write there just before the collector removes the
+     * chunk, or extend the file over the dead writer's bytes. The open fails with a conflict, which
+     * the transaction layer retries with backoff: it goes through once the trim is done. While
+     * another writer holds the file the trim waits for it, so a new writer may join it.
+     */
+    private static void awaitTrim(NsTx t, InodeId inode) {
+        if (t.tx.get(KeySpace.trim(inode)) != null && !t.hasWriteSessions(inode)) {
+            throw new StrataException(Status.TXN_CONFLICT, "open for writing: " + inode
+                    + " waits for the collector to remove bytes a dead writer left past its length");
+        }
+    }
+
+    /** A session as the pruner found it: its file, its id, its client. */
+    record SessionRef(InodeId inode, long session, long clientId) {
+        static SessionRef of(KeyValue kv) {
+            return new SessionRef(KeySpace.idAt(kv.key()), java.nio.ByteBuffer.wrap(kv.key(), 12, 8).getLong(),
+                    Bytes.readLe64(kv.value(), 0, 8));
+        }
+    }
+
+    /**
+     * Ends every session of {@code clientId} (a client known to be gone); returns how many. With
+     * {@code trim}, a write session's file that stays is queued for a trim past its length.
+     */
+    int pruneSessions(NsTx t, long clientId, long nowMillis, int max, boolean trim) {
         byte[] p = KeySpace.SESSION.prefix();
         int n = 0;
-        for (KeyValue kv : t.tx.getRange(p, Bytes.strinc(p), 0)) {
-            if (Bytes.readLe64(kv.value(), 0, 8) == clientId && n < max) {
-                InodeId inode = KeySpace.idAt(kv.key());
-                long session = java.nio.ByteBuffer.wrap(kv.key(), 12, 8).getLong();
-                publish(t, Caller.ROOT, inode, session, -1, false, true, nowMillis);
+        for (KeyValue kv : t.tx.snapshot().getRange(p, Bytes.strinc(p), 0)) {
+            if (n >= max) {
+                break;
+            }
+            if (Bytes.readLe64(kv.value(), 0, 8) == clientId && endSession(t, SessionRef.of(kv), nowMillis, trim)) {
                 n++;
             }
         }
         return n;
+    }
+
+    /**
+     * Ends those of {@code candidates} whose client's lease has run out, checked again here: the
+     * session still exists and is still that client's, and neither the client's last keep-alive
+     * ({@code LEAS}, read with a conflict so that a keep-alive committing meanwhile makes this
+     * transaction run again) nor the session's open is within {@code leaseMillis} of
+     * {@code nowMillis}. Returns the sessions ended.
+     */
+    List<SessionRef> pruneExpired(NsTx t, List<SessionRef> candidates, long leaseMillis, long nowMillis, boolean trim) {
+        List<SessionRef> ended = new ArrayList<>();
+        Map<Long, Long> seen = new java.util.HashMap<>();
+        for (SessionRef r : candidates) {
+            byte[] v = t.tx.get(KeySpace.session(r.inode(), r.session()));
+            if (v == null || Bytes.readLe64(v, 0, 8) != r.clientId()) {
+                continue; // closed (or pruned) meanwhile
+            }
+            long lastSeen = seen.computeIfAbsent(r.clientId(), id -> {
+                byte[] l = t.tx.get(KeySpace.lease(id));
+                return l == null ? 0L : Bytes.readLe64(l);
+            });
+            if (Math.max(lastSeen, openedMillis(v)) + leaseMillis > nowMillis) {
+                continue;
+            }
+            if (endSession(t, r, nowMillis, trim)) {
+                ended.add(r);
+            }
+        }
+        return ended;
+    }
+
+    /** When a session was opened (ms since the epoch), from its {@code SESS} value. */
+    static long openedMillis(byte[] sessionValue) {
+        return sessionValue.length >= 17 ? Bytes.readLe64(sessionValue, 9, 8) / 1_000_000 : 0;
+    }
+
+    /**
+     * Ends one session of a dead client as a close that publishes nothing would (an unlinked file
+     * it was the last to hold is freed); a write session's file that stays gets a trim queued.
+     */
+    private boolean endSession(NsTx t, SessionRef r, long nowMillis, boolean trim) {
+        byte[] v = t.tx.get(KeySpace.session(r.inode(), r.session()));
+        if (v == null) {
+            return false;
+        }
+        publish(t, Caller.ROOT, r.inode(), r.session(), -1, false, true, nowMillis);
+        if (trim && NsTx.isWriteSession(v) && t.inode(r.inode()) != null) {
+            t.enqueueTrim(r.inode(), nowMillis);
+        }
+        return true;
     }
 
     // ---- policies --------------------------------------------------------------------------

@@ -171,6 +171,30 @@ final class NsTx {
         return !reader.getRange(p, Bytes.strinc(p), 1).isEmpty();
     }
 
+    /** Whether any session of {@code id} was opened for writing (one range read of its sessions, conflict-checked). */
+    boolean hasWriteSessions(InodeId id) {
+        byte[] p = KeySpace.under(KeySpace.SESSION, id);
+        for (KeyValue kv : reader.getRange(p, Bytes.strinc(p), 0)) {
+            if (isWriteSession(kv.value())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a {@code SESS} value (client, flags, opened) is a session opened for writing. */
+    static boolean isWriteSession(byte[] v) {
+        return v.length > 8 && (v[8] & io.strata.protocol.meta.OpenFlags.WRITE) != 0;
+    }
+
+    /** Queues a trim of what lies past the file's length (kept if one is queued already: the older time stays). */
+    void enqueueTrim(InodeId id, long nowMillis) {
+        byte[] k = KeySpace.trim(id);
+        if (tx.get(k) == null) {
+            tx.set(k, Bytes.le64(nowMillis));
+        }
+    }
+
     void countInodes(long delta) {
         tx.atomicAdd(KeySpace.STAT_INODES, delta);
     }

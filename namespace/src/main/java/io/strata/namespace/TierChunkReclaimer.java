@@ -11,7 +11,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Frees a deleted file's chunks through a tier (the meta service's garbage collector calls it,
  * in the {@code background} QoS class): lists the chunks the file has ({@link Tier#chunksOfAsync},
- * which asks each of the file's chains once) and removes each. L1 caches need nothing: their
+ * which asks each of the file's chains once) and removes each; cuts what a dead writer left past
+ * a file's length the same way. L1 caches need nothing: their
  * entries are keyed by inode ids, which are never reused.
  */
 public final class TierChunkReclaimer implements ChunkReclaimer {
@@ -25,14 +26,23 @@ public final class TierChunkReclaimer implements ChunkReclaimer {
     }
 
     @Override
-    public CompletableFuture<long[]> chunksAsync(InodeId inode, Layout layout) {
-        return tier.chunksOfAsync(layout.chunks(inode), 0, io);
+    public CompletableFuture<long[]> chunksAsync(InodeId inode, Layout layout, long from) {
+        return tier.chunksOfAsync(layout.chunks(inode), from, io);
     }
 
     @Override
     public CompletableFuture<Void> removeAsync(InodeId inode, Layout layout, long index) {
         try {
             return tier.removeAsync(layout.chunks(inode).address(index), io);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> truncateAsync(InodeId inode, Layout layout, long index, long length) {
+        try {
+            return tier.truncateAsync(layout.chunks(inode).address(index), length, io);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }

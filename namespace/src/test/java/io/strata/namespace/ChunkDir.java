@@ -58,12 +58,23 @@ final class ChunkDir implements ChunkReclaimer {
         }
     }
 
+    /** What a client's write of {@code bytes} bytes at the start of chunk {@code index} leaves on L3. */
+    void writeBytes(InodeAttrs file, long index, int bytes) throws IOException {
+        Files.write(dir.resolve(file.id().value() + "-" + index), new byte[bytes]);
+    }
+
+    /** The size of chunk {@code index}'s file, -1 when there is none. */
+    long size(InodeAttrs file, long index) throws IOException {
+        Path p = dir.resolve(file.id().value() + "-" + index);
+        return Files.exists(p) ? Files.size(p) : -1;
+    }
+
     @Override
-    public CompletableFuture<long[]> chunksAsync(InodeId inode, Layout layout) {
+    public CompletableFuture<long[]> chunksAsync(InodeId inode, Layout layout, long from) {
         if (hang.get()) {
             CompletableFuture<Void> h = new CompletableFuture<>();
             held.add(h);
-            return h.thenCompose(v -> chunksAsync(inode, layout));
+            return h.thenCompose(v -> chunksAsync(inode, layout, from));
         }
         if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             return CompletableFuture.failedFuture(new StrataException(io.strata.core.Status.CONNECTION_LOST, "storage unreachable (injected)"));
@@ -71,7 +82,7 @@ final class ChunkDir implements ChunkReclaimer {
         try (Stream<Path> s = Files.list(dir)) {
             String prefix = inode.value() + "-";
             return CompletableFuture.completedFuture(s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix))
-                    .mapToLong(n -> Long.parseLong(n.substring(prefix.length()))).sorted().toArray());
+                    .mapToLong(n -> Long.parseLong(n.substring(prefix.length()))).filter(i -> i >= from).sorted().toArray());
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -81,6 +92,16 @@ final class ChunkDir implements ChunkReclaimer {
     public CompletableFuture<Void> removeAsync(InodeId inode, Layout layout, long index) {
         try {
             Files.deleteIfExists(dir.resolve(inode.value() + "-" + index));
+            return CompletableFuture.completedFuture(null);
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> truncateAsync(InodeId inode, Layout layout, long index, long length) {
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(dir.resolve(inode.value() + "-" + index).toFile(), "rw")) {
+            f.setLength(length);
             return CompletableFuture.completedFuture(null);
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);

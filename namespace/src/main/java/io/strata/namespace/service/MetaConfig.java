@@ -28,6 +28,7 @@ import java.time.Duration;
  * gc-delay = "0s"              # wait before freeing a deleted file's chunks
  * gc-chunks-per-second = 2000  # most chunk removals the collector starts per second
  * idempotency-ttl = "30m"      # how long retries of a request find its result
+ * session-lease = "60s"        # a client silent this long has its open sessions ended
  * [meta.lmdb]
  * path = "/var/lib/strata/meta" # default: node.data + "/meta"
  * map-size = "16GiB"
@@ -58,6 +59,7 @@ public record MetaConfig(NodeConfig node, String backend, MetaStore.Options opti
         Duration gcDelay = m.duration("gc-delay", Duration.ZERO, Duration.ZERO, Duration.ofDays(30));
         long gcRate = m.integer("gc-chunks-per-second", 2000, 1, 1_000_000);
         Duration ttl = m.duration("idempotency-ttl", Duration.ofMinutes(30), Duration.ofSeconds(1), Duration.ofDays(7));
+        Duration lease = m.duration("session-lease", Duration.ofSeconds(60), Duration.ofMillis(100), Duration.ofDays(1));
         ConfigNode l = m.section("lmdb");
         String lpath = l.string("path", null);
         DataSize mapSize = l.size("map-size", DataSize.ofGiB(16), DataSize.ofMiB(1), DataSize.ofGiB(1L << 20));
@@ -73,7 +75,7 @@ public record MetaConfig(NodeConfig node, String backend, MetaStore.Options opti
             throw new ConfigException(f.path() + ".cluster-file", "is required when meta.backend = \"fdb\"");
         }
         MetaStore.Options options = new MetaStore.Options(workers, batch, gcInterval, gcDelay, gcRate, ttl, Policy.DEFAULT,
-                RetryPolicy.DEFAULT);
+                RetryPolicy.DEFAULT, lease);
         return new MetaConfig(node, backend, options, lmdbPath, mapSize, sync, clusterFile, prefix, tables);
     }
 

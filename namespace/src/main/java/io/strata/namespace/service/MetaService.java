@@ -106,6 +106,8 @@ public final class MetaService {
                     var m = r.message();
                     return attrs(meta.fsyncAsync(who(r, m.caller()), m.inode(), m.session(), m.writtenLength(), m.req()));
                 })
+                .handle(MetaMessages.KEEP_ALIVE, r -> meta.keepAliveAsync(who(r, r.message().caller()), r.message().clientId())
+                        .thenApply(lease -> Reply.of(new io.strata.protocol.meta.MetaMessage.LeaseReply(lease.toMillis()))))
                 .handle(MetaMessages.STAT_FS, r -> meta.statfsAsync(who(r, r.message().caller()))
                         .thenApply(s -> Reply.of(new StatFsReply(s.inodes(), s.bytes()))))
                 .handle(MetaMessages.GET_XATTR, r -> meta.getxattrAsync(who(r, r.message().caller()), r.message().inode(), r.message().name())

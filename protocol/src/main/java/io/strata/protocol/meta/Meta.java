@@ -112,6 +112,15 @@ public interface Meta {
     /** Publishes writes like close, keeping the session open. */
     CompletableFuture<InodeAttrs> fsyncAsync(Caller c, InodeId inode, long session, long writtenLength, RequestId req);
 
+    /**
+     * Client {@code clientId} (the id its opens carry) is alive: the namespace keeps its open
+     * sessions for another lease. A client that stops calling (it crashed, its node died) has its
+     * sessions ended once the lease has passed since its last call, or since a session's open
+     * when it never called: nothing they wrote is published, unlinked files they held are freed.
+     * Completes with the lease, so that a client calls often enough (a few times per lease).
+     */
+    CompletableFuture<java.time.Duration> keepAliveAsync(Caller c, long clientId);
+
     CompletableFuture<StatFs> statfsAsync(Caller c);
 
     CompletableFuture<byte[]> getxattrAsync(Caller c, InodeId inode, String name);

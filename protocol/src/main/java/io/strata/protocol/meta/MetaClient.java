@@ -203,6 +203,11 @@ public final class MetaClient implements Meta {
     }
 
     @Override
+    public CompletableFuture<Duration> keepAliveAsync(Caller c, long clientId) {
+        return call(new MetaMessage.KeepAlive(c, clientId), MetaMessage.LeaseReply.class).thenApply(r -> Duration.ofMillis(r.leaseMillis()));
+    }
+
+    @Override
     public CompletableFuture<StatFs> statfsAsync(Caller c) {
         return call(new MetaMessage.StatFsRequest(c), MetaMessage.StatFsReply.class).thenApply(s -> new StatFs(s.inodes(), s.bytes()));
     }

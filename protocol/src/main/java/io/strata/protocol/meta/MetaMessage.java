@@ -184,7 +184,18 @@ public sealed interface MetaMessage extends Message {
     record Attrs(InodeAttrs attrs) implements MetaMessage {
     }
 
+    /**
+     * Client {@code clientId} is alive: its open sessions are kept for another lease (see
+     * docs/internals/keyspace.md, "Client leases"). Carries no request id: repeating it is harmless.
+     */
+    record KeepAlive(Caller caller, long clientId) implements MetaMessage {
+    }
+
     record Done() implements MetaMessage {
+    }
+
+    /** The answer to {@link KeepAlive}: how long the meta service keeps a silent client's sessions. */
+    record LeaseReply(long leaseMillis) implements MetaMessage {
     }
 
     record LinkTarget(String target) implements MetaMessage {

@@ -16,6 +16,8 @@ import io.strata.protocol.meta.MetaMessage.Done;
 import io.strata.protocol.meta.MetaMessage.Fsync;
 import io.strata.protocol.meta.MetaMessage.GetAttr;
 import io.strata.protocol.meta.MetaMessage.GetXattr;
+import io.strata.protocol.meta.MetaMessage.KeepAlive;
+import io.strata.protocol.meta.MetaMessage.LeaseReply;
 import io.strata.protocol.meta.MetaMessage.Link;
 import io.strata.protocol.meta.MetaMessage.LinkTarget;
 import io.strata.protocol.meta.MetaMessage.ListXattr;
@@ -513,6 +515,13 @@ public final class MetaMessages {
                         req(in));
             });
 
+    public static final MessageType<KeepAlive> KEEP_ALIVE = MessageType.of(334, KeepAlive.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                out.writeLong(m.clientId());
+            },
+            in -> new KeepAlive(caller(in), Wire.readLong(in, "client")));
+
     // ---- replies ---------------------------------------------------------------------------
 
     public static final MessageType<Attrs> ATTRS = MessageType.of(350, Attrs.class,
@@ -677,12 +686,16 @@ public final class MetaMessages {
                 return new CacheReply(rs, stale);
             });
 
+    public static final MessageType<LeaseReply> LEASE_REPLY = MessageType.of(363, LeaseReply.class,
+            (m, out) -> out.writeLong(m.leaseMillis()),
+            in -> new LeaseReply(Wire.readLong(in, "lease")));
+
     public static final List<MessageType<?>> TYPES = List.of(LOOKUP, GET_ATTR, RESOLVE, SET_ATTRS, CREATE, MKDIR, SYMLINK,
             READ_LINK, LINK, UNLINK, RMDIR, RENAME, READ_DIR, OPEN, CLOSE, FSYNC, STAT_FS, GET_XATTR, SET_XATTR, LIST_XATTR,
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
             STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH, CKPT, CKPT_REPLY, CACHE,
-            CACHE_REPLY);
+            CACHE_REPLY, KEEP_ALIVE, LEASE_REPLY);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);

@@ -93,6 +93,8 @@ class MetaMessagesTest {
                 new MetaMessage.Attrs(file()),
                 new MetaMessage.Attrs(dir()),
                 new MetaMessage.Done(),
+                new MetaMessage.KeepAlive(C, 0x7EADBEEF01020304L),
+                new MetaMessage.LeaseReply(60_000),
                 new MetaMessage.LinkTarget("/x/y"),
                 new MetaMessage.Listing(List.of(new DirEntry("a", I, InodeType.FILE, null),
                         new DirEntry("b", InodeId.of(9), InodeType.DIRECTORY, dir())), "b"),
