@@ -7,6 +7,8 @@ import io.strata.core.ChunkId;
 import io.strata.core.TargetId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.fault.FaultPoint;
+import io.strata.core.fault.FaultScope;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.Reply;
 import io.strata.core.rpc.Request;
@@ -65,6 +67,12 @@ final class CraqService {
     private static final int READ_ATTEMPTS = 8;
     /** A tail's answer to QueryVersion when it cannot tell (a syncing tail that has not seen the chunk yet). */
     static final long VERSION_UNKNOWN = -1;
+    /**
+     * Fires before a chunk that fell behind fetches the tail's copy ({@link #catchUp}); scope
+     * detail: target and chunk. A test arms it to make the catch-up fail as an unreachable tail
+     * would (the fault injector does nothing unless armed).
+     */
+    static final FaultPoint CATCH_UP = FaultPoint.of("craq.catch-up");
 
     private final StorageNode node;
     private final Replicator replicator;
@@ -421,6 +429,11 @@ final class CraqService {
         if (view.isTail()) {
             behind.remove(key);
             return CompletableFuture.completedFuture(checkSize(engine.meta(a.id(), a.chunkSize()), a));
+        }
+        try {
+            node.context().faults().fire(CATCH_UP, FaultScope.detail(view.self() + " " + a.id()));
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
         }
         ReadChunk ask = new ReadChunk(ChunkRef.of(a), view.version(), 0, a.chunkSize(), QosClass.BACKGROUND);
         long left = Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - node.context().clock().nanoTime());
