@@ -16,6 +16,7 @@ import io.strata.core.util.Eventually;
 import io.strata.core.util.Futures;
 import io.strata.harness.StorageCluster;
 import io.strata.l3.StorageClient;
+import io.strata.l3.StorageClientOptions;
 import io.strata.protocol.storage.StorageMessage.ChunkStat;
 import io.strata.storage.engine.ChunkEngine;
 import java.nio.ByteBuffer;
@@ -201,7 +202,10 @@ class PipelineFailureTest {
     @Test
     void aCatchUpThatFailsKeepsTheChunkBehindAndUnservedUntilItIsAnIdenticalCopy() throws Exception {
         try (StorageCluster f = StorageCluster.builder(dir, 85).nodes(3).chains(1).start()) {
-            StorageClient c = f.client("c");
+            // one attempt lasts the write's whole time: the head retries its forward to a middle that
+            // cannot catch up for as long (with shorter attempts, a retry after the head gave up would
+            // be answered from the head's and the tail's copies)
+            StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(IO.timeout()));
             ChunkAddress a = StorageCluster.chunk(94, 0, 1, SIZE);
             Futures.join(write(c, a, 1));
             long version = 1;
