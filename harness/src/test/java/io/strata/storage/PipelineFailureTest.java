@@ -30,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -94,6 +95,8 @@ class PipelineFailureTest {
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicReference<String> violation = new AtomicReference<>();
         final List<Thread> threads = new ArrayList<>();
+        /** Held by each read; {@link #quiet} takes it whole. */
+        final ReentrantReadWriteLock reading = new ReentrantReadWriteLock();
 
         Readers(StorageCluster f, ChunkAddress a, long acked) {
             this.acked.set(acked);
@@ -106,11 +109,14 @@ class PipelineFailureTest {
                         long floor = this.acked.get();
                         int node = 1 + rnd.nextInt(3);
                         long v;
+                        reading.readLock().lock();
                         try {
                             v = read(c, a, node)[0];
                         } catch (RuntimeException e) {
                             violation.set("a read trying node " + node + " first failed: " + e);
                             return;
+                        } finally {
+                            reading.readLock().unlock();
                         }
                         if (v < floor || v < seen) {
                             violation.set("read " + v + " trying node " + node + " first after " + Math.max(floor, seen)
@@ -119,6 +125,19 @@ class PipelineFailureTest {
                         seen = Math.max(seen, v);
                     }
                 }));
+            }
+        }
+
+        /**
+         * Runs {@code arm} with no read in flight: a rule matches everything from {@code arm()}
+         * until {@code when(...)} narrows it, and must not catch a reader's message meanwhile.
+         */
+        <T> T quiet(java.util.function.Supplier<T> arm) {
+            reading.writeLock().lock();
+            try {
+                return arm.get();
+            } finally {
+                reading.writeLock().unlock();
             }
         }
 
@@ -157,17 +176,14 @@ class PipelineFailureTest {
                         // a node's own sends name the peer it dials ("host:port"); its answers name the caller
                         String toSuccessor = ":" + f.address(successor).getPort();
                         String toTail = ":" + f.address(3).getPort();
-                        FaultInjector.Rule forward;
-                        if (loss == ForwardLoss.REFUSED) {
-                            forward = faults.arm(FaultPoint.RPC_SEND, new Fault.Fail(new StrataException(Status.NO_SPACE,
-                                            "injected: the successor's disk is full")))
-                                    .when(s -> s.message().equals("ForwardUpdate") && s.peer().endsWith(toSuccessor)).times(1);
-                        } else {
-                            // the successor's answer to the failing replica (not its own forward to the tail)
-                            forward = f.context(successor).faults().arm(FaultPoint.RPC_SEND, new Fault.Fail(new StrataException(
-                                            Status.INTERNAL, "injected: the answer to the forward was lost")))
-                                    .when(s -> s.message().equals("ForwardUpdate") && !s.peer().endsWith(toTail)).times(1);
-                        }
+                        FaultInjector.Rule forward = readers.quiet(() -> loss == ForwardLoss.REFUSED
+                                ? faults.arm(FaultPoint.RPC_SEND, new Fault.Fail(new StrataException(Status.NO_SPACE,
+                                                "injected: the successor's disk is full")))
+                                        .when(s -> s.message().equals("ForwardUpdate") && s.peer().endsWith(toSuccessor)).times(1)
+                                // the successor's answer to the failing replica (not its own forward to the tail)
+                                : f.context(successor).faults().arm(FaultPoint.RPC_SEND, new Fault.Fail(new StrataException(
+                                                Status.INTERNAL, "injected: the answer to the forward was lost")))
+                                        .when(s -> s.message().equals("ForwardUpdate") && !s.peer().endsWith(toTail)).times(1));
                         Futures.join(write(c, a, value)); // the client (node 2: its predecessor) retries the failed update
                         version++;
                         readers.acked.set(value);
@@ -187,6 +203,43 @@ class PipelineFailureTest {
                         value += 10;
                     }
                 }
+            }
+        }
+    }
+
+    @Test
+    void aReplicaWhoseStoreFailedServesNothingWhileItsForwardIsStillOnItsWay() throws Exception {
+        // forwards wait for their answer as long as the write may take, without a retry that would shorten the wait
+        try (StorageCluster f = StorageCluster.builder(dir, 86).nodes(3).chains(1).forwardTimeout(Duration.ofSeconds(30)).start()) {
+            StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(IO.timeout()));
+            ChunkAddress a = StorageCluster.chunk(95, 0, 1, SIZE);
+            Futures.join(write(c, a, 1));
+            long version = 1;
+            long value = 10;
+            String toTail = ":" + f.address(3).getPort();
+            for (int failing = 1; failing <= 2; failing++) { // the head, then the middle
+                int successor = failing + 1;
+                var disk = f.context(failing).faults().arm(ChunkEngine.DATA_SYNC, DISK).times(1);
+                // the successor's answer to the failing replica is slow: the tail committed the version long before it arrives
+                var slow = f.context(successor).faults().arm(FaultPoint.RPC_SEND, new Fault.Delay(Duration.ofSeconds(5)))
+                        .when(s -> s.message().equals("ForwardUpdate") && !s.peer().endsWith(toTail)).times(1);
+                CompletableFuture<Void> w = write(c, a, value);
+                long next = version + 1;
+                int n = failing;
+                Eventually.await("node " + n + "'s store failed, the tail committed v" + next + " and the answer is on its way",
+                        Duration.ofSeconds(20), () -> disk.fired() == 1 && slow.fired() == 1 && stat(c, a, 3).committedVersion() == next);
+                double served = reads(f, failing, "OK");
+                double refused = reads(f, failing, "CHUNK_BUSY");
+                assertThat(read(c, a, failing)).as("a read trying node %d first before its forward's answer arrived", failing)
+                        .containsExactly(value, next);
+                assertThat(reads(f, failing, "CHUNK_BUSY")).as("node %d refused the read", failing).isGreaterThan(refused);
+                assertThat(reads(f, failing, "OK")).as("reads node %d served with its store failed", failing).isEqualTo(served);
+                assertThat(w).as("not acknowledged before the answer arrived").isNotDone();
+                Futures.join(w);
+                version = next;
+                assertIdentical(c, a, version);
+                assertThat(read(c, a, failing)).as("node %d after it caught up", failing).containsExactly(value, version);
+                value += 10;
             }
         }
     }

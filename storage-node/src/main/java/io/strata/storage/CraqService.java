@@ -361,6 +361,12 @@ final class CraqService {
                 .whenComplete((w, e) -> {
                     if (e == null) {
                         receiver.stored(view, a.id());
+                    } else if (pipelined) {
+                        // the forward may have put the chain ahead of this copy already (the tail may
+                        // have committed the version): from now on no read is served from it. Marked
+                        // before the storing mark goes, so no read finds the chunk clean in between
+                        // (the forward's answer may be seconds away; see below)
+                        behind.put(key, new Missed(fwd.request(), fwd.version(), view.version()));
                     }
                     this.storing.remove(key, storing);
                     storing.complete(null);
@@ -384,8 +390,8 @@ final class CraqService {
             if (r.localError() != null) {
                 // the successor may hold (and the tail may have committed) a version this replica does
                 // not: even when the forward failed, its answer may have been lost after the tail
-                // committed. Never serve or build on the copy here: catch up from the tail first.
-                behind.put(key, new Missed(fwd.request(), fwd.version(), view.version()));
+                // committed. Never serve or build on the copy here (the chunk is marked behind since
+                // the store failed): catch up from the tail first.
                 LOG.warn("{}: storing v{} of chunk {} failed while it was forwarded to {} ({}; the forward {}); catching the "
                                 + "chunk up from the tail", node.context().name(), fwd.version(), a.id(), succ.get(),
                         r.localError().toString(), r.remoteError() == null ? "succeeded" : "failed: " + r.remoteError());
@@ -751,6 +757,12 @@ final class CraqService {
         boolean inFlight = storing.containsKey(key);
         Snapshot snap = Snapshot.open(view.engine(), a);
         inFlight |= storing.containsKey(key) || pipelinedStarts.get() != started;
+        if (behind.containsKey(key)) {
+            // a pipelined store failed since the first look (it marks the chunk behind before it
+            // clears its storing mark, so a second look that found no storing mark sees this)
+            snap.close();
+            throw new StrataException(Status.CHUNK_BUSY, view.self() + " is catching up chunk " + a.id() + " from the tail");
+        }
         return new Look(snap, snap.meta.dirty() || inFlight);
     }
 
