@@ -6,9 +6,12 @@ import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
 import static io.strata.testing.Buffers.drain;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
 import io.strata.core.TargetId;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultPoint;
@@ -144,5 +147,33 @@ class StorageClientTest {
         }
         assertThat(f.context(1).meters().find("strata.storage.requests").tag("op", "write").tag("status", "OK").counter().count())
                 .as("the head answered the retry too").isEqualTo(2.0);
+    }
+
+    @Test
+    void aWriteThatRunsOutOfTimeReportsTheLastAnswerAServerGave() {
+        ChunkAddress a = StorageCluster.chunk(54, 0, 1, SIZE);
+        StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofMillis(400)));
+        IoOptions shortly = IO.withTimeout(Duration.ofSeconds(2));
+        // the head answers once that the chunk is busy, then every answer is lost until the write's time is up
+        var busy = f.context(1).faults().arm(FaultPoint.RPC_SEND, new Fault.Fail(new StrataException(Status.CHUNK_BUSY,
+                "injected: the chunk is busy"))).when(s -> s.message().equals("WriteChunk")).times(1);
+        var lost = f.context(1).faults().arm(FaultPoint.RPC_SEND, new Fault.Drop()).when(s -> s.message().equals("WriteChunk"));
+        ByteBuf b = Unpooled.wrappedBuffer(new byte[]{1});
+        try {
+            assertThatThrownBy(() -> Futures.join(c.writeAsync(a, 0, b, shortly)))
+                    .as("the server's answer, not the timeout of the last attempt")
+                    .satisfies(e -> assertThat(StrataException.wrap(StrataException.unwrapCompletion(e)).status())
+                            .isEqualTo(Status.CHUNK_BUSY))
+                    .hasMessageContaining("injected: the chunk is busy");
+            assertThat(busy.fired()).isEqualTo(1);
+            assertThat(lost.fired()).as("attempts whose answers were lost after it").isGreaterThanOrEqualTo(1);
+            // no server ever answered: the timeout is all there is to report
+            assertThatThrownBy(() -> Futures.join(c.writeAsync(a, 0, b, shortly)))
+                    .satisfies(e -> assertThat(StrataException.wrap(StrataException.unwrapCompletion(e)).status())
+                            .isEqualTo(Status.TIMEOUT));
+        } finally {
+            b.release();
+            f.context(1).faults().disarmAll();
+        }
     }
 }

@@ -7,6 +7,8 @@ import io.strata.core.ChunkId;
 import io.strata.core.TargetId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.fault.FaultPoint;
+import io.strata.core.fault.FaultScope;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.Reply;
 import io.strata.core.rpc.Request;
@@ -16,6 +18,7 @@ import io.strata.storage.engine.ChunkEngine;
 import io.strata.storage.engine.ChunkMeta;
 import io.strata.storage.engine.ChunkVersion;
 import io.strata.core.util.Crc32c;
+import io.strata.protocol.storage.Applied;
 import io.strata.protocol.storage.RequestId;
 import io.strata.storage.engine.Update;
 import io.strata.protocol.storage.UpdateKind;
@@ -65,6 +68,12 @@ final class CraqService {
     private static final int READ_ATTEMPTS = 8;
     /** A tail's answer to QueryVersion when it cannot tell (a syncing tail that has not seen the chunk yet). */
     static final long VERSION_UNKNOWN = -1;
+    /**
+     * Fires before a chunk that fell behind fetches the tail's copy ({@link #catchUp}); scope
+     * detail: target and chunk. A test arms it to make the catch-up fail as an unreachable tail
+     * would (the fault injector does nothing unless armed).
+     */
+    static final FaultPoint CATCH_UP = FaultPoint.of("craq.catch-up");
 
     private final StorageNode node;
     private final Replicator replicator;
@@ -76,13 +85,23 @@ final class CraqService {
     private final boolean pipeline;
     /** Chunks with a pipelined update being stored here: reads treat them as dirty until it is. */
     private final ConcurrentHashMap<ChunkKey, CompletableFuture<Void>> storing = new ConcurrentHashMap<>();
-    /** Chunks whose copy here fell behind its successor's (a pipelined local store failed); memory only, see {@link #catchUp}. */
-    private final java.util.Set<ChunkKey> behind = ConcurrentHashMap.newKeySet();
+    /**
+     * Chunks whose copy here fell behind its successor's (a pipelined local store failed), with
+     * the update that failed; memory only, see {@link #catchUp}.
+     */
+    private final ConcurrentHashMap<ChunkKey, Missed> behind = new ConcurrentHashMap<>();
 
     /** Pipelined updates started on this node: a read that saw none start around its snapshot needs no tail check. */
     private final java.util.concurrent.atomic.AtomicLong pipelinedStarts = new java.util.concurrent.atomic.AtomicLong();
 
     private record ChunkKey(TargetId target, ChunkId chunk) {
+    }
+
+    /**
+     * The pipelined update whose local store failed on a chunk now {@link #behind}: its request,
+     * the version it was to become and the chain version it travelled under.
+     */
+    private record Missed(RequestId request, long version, long chainVersion) {
     }
 
     CraqService(StorageNode node, Replicator replicator, StorageMetrics metrics) {
@@ -193,7 +212,7 @@ final class CraqService {
     private CompletableFuture<?> headUpdate(ChainView view, ChunkAddress a, WriteChunk m, ByteBuf payload, long deadline,
                                             CompletableFuture<WriteDone> reply) {
         checkTailCurrent(view);
-        if (behind.contains(new ChunkKey(view.self(), a.id()))) {
+        if (behind.containsKey(new ChunkKey(view.self(), a.id()))) {
             return catchUp(view, a, deadline).thenCompose(x -> headUpdate(view, a, m, payload, deadline, reply));
         }
         ChunkEngine engine = view.engine();
@@ -342,6 +361,12 @@ final class CraqService {
                 .whenComplete((w, e) -> {
                     if (e == null) {
                         receiver.stored(view, a.id());
+                    } else if (pipelined) {
+                        // the forward may have put the chain ahead of this copy already (the tail may
+                        // have committed the version): from now on no read is served from it. Marked
+                        // before the storing mark goes, so no read finds the chunk clean in between
+                        // (the forward's answer may be seconds away; see below)
+                        behind.put(key, new Missed(fwd.request(), fwd.version(), view.version()));
                     }
                     this.storing.remove(key, storing);
                     storing.complete(null);
@@ -365,8 +390,8 @@ final class CraqService {
             if (r.localError() != null) {
                 // the successor may hold (and the tail may have committed) a version this replica does
                 // not: even when the forward failed, its answer may have been lost after the tail
-                // committed. Never serve or build on the copy here: catch up from the tail first.
-                behind.add(key);
+                // committed. Never serve or build on the copy here (the chunk is marked behind since
+                // the store failed): catch up from the tail first.
                 LOG.warn("{}: storing v{} of chunk {} failed while it was forwarded to {} ({}; the forward {}); catching the "
                                 + "chunk up from the tail", node.context().name(), fwd.version(), a.id(), succ.get(),
                         r.localError().toString(), r.remoteError() == null ? "succeeded" : "failed: " + r.remoteError());
@@ -411,16 +436,31 @@ final class CraqService {
      * version, whole, so this replica neither serves an older version than the chain committed
      * nor reuses a version number the chain already holds. The tail itself is never behind (it
      * forwards nothing).
+     *
+     * <p>The copy keeps the request ids this replica remembers, and adds the failed update's
+     * ({@link Missed}) when the tail holds exactly the version that update was to become, under
+     * the chain version it travelled under: a version's content is decided once, by the chain's
+     * head, and with the chain unchanged (same head) nothing else can have been decided for it,
+     * so the tail's copy is that update's result. Without the id, the client's retry of a write
+     * the tail committed would be applied a second time (a new version, and its bytes written
+     * again over any write that came between). After a chain change the id is left out: the
+     * retry then reaches a head that holds the version with its id, or applies it anew.
      */
     private CompletableFuture<ChunkMeta> catchUp(ChainView view, ChunkAddress a, long deadline) {
         ChunkKey key = new ChunkKey(view.self(), a.id());
         ChunkEngine engine = view.engine();
-        if (!behind.contains(key)) {
+        Missed missed = behind.get(key);
+        if (missed == null) {
             return CompletableFuture.completedFuture(checkSize(engine.meta(a.id(), a.chunkSize()), a));
         }
         if (view.isTail()) {
-            behind.remove(key);
+            behind.remove(key, missed);
             return CompletableFuture.completedFuture(checkSize(engine.meta(a.id(), a.chunkSize()), a));
+        }
+        try {
+            node.context().faults().fire(CATCH_UP, FaultScope.detail(view.self() + " " + a.id()));
+        } catch (StrataException e) {
+            return CompletableFuture.failedFuture(e);
         }
         ReadChunk ask = new ReadChunk(ChunkRef.of(a), view.version(), 0, a.chunkSize(), QosClass.BACKGROUND);
         long left = Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - node.context().clock().nanoTime());
@@ -440,19 +480,33 @@ final class CraqService {
                     CompletableFuture<ChunkMeta> installed;
                     try {
                         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
+                        boolean same = d.version() == missed.version() && view.version() == missed.chainVersion();
                         installed = d.version() == 0 ? engine.dropAsync(meta)
-                                : engine.installAsync(meta, a.chunkSize(), ChunkEngine.versionOf(d.version(), data, RequestId.NONE), data,
-                                meta.recent(), view.version());
+                                : engine.installAsync(meta, a.chunkSize(),
+                                ChunkEngine.versionOf(d.version(), data, same ? missed.request() : RequestId.NONE), data,
+                                same ? remembering(meta.recent(), missed) : meta.recent(), view.version());
                     } catch (RuntimeException e) {
                         installed = CompletableFuture.failedFuture(e);
                     }
                     return installed.whenComplete((m, e) -> {
                         data.release();
                         if (e == null) {
-                            behind.remove(key);
+                            behind.remove(key, missed);
                         }
                     });
                 });
+    }
+
+    /** {@code recent} with the missed update first (the newest), as many as a chunk remembers. */
+    private static java.util.List<Applied> remembering(java.util.List<Applied> recent, Missed missed) {
+        java.util.List<Applied> out = new java.util.ArrayList<>(ChunkMeta.RECENT);
+        out.add(new Applied(missed.request(), missed.version()));
+        for (Applied r : recent) {
+            if (out.size() < ChunkMeta.RECENT && !r.request().equals(missed.request())) {
+                out.add(r);
+            }
+        }
+        return out;
     }
 
     /**
@@ -581,7 +635,7 @@ final class CraqService {
         if (receiver.untrusted(view, a.id())) {
             return syncingUpdate(view, a, m, payload, reply);
         }
-        if (behind.contains(new ChunkKey(view.self(), a.id()))) {
+        if (behind.containsKey(new ChunkKey(view.self(), a.id()))) {
             return catchUp(view, a, deadline).thenCompose(x -> successorUpdate(view, a, m, payload, deadline, reply));
         }
         ChunkEngine engine = view.engine();
@@ -694,7 +748,7 @@ final class CraqService {
 
     private Look look(ChainView view, ChunkAddress a) {
         ChunkKey key = new ChunkKey(view.self(), a.id());
-        if (behind.contains(key)) {
+        if (behind.containsKey(key)) {
             // kick the catch-up off; readers go to another replica meanwhile
             locks.withLock(view.self(), a.id(), () -> catchUp(view, a, node.context().clock().nanoTime() + TimeUnit.SECONDS.toNanos(30)));
             throw new StrataException(Status.CHUNK_BUSY, view.self() + " is catching up chunk " + a.id() + " from the tail");
@@ -703,6 +757,12 @@ final class CraqService {
         boolean inFlight = storing.containsKey(key);
         Snapshot snap = Snapshot.open(view.engine(), a);
         inFlight |= storing.containsKey(key) || pipelinedStarts.get() != started;
+        if (behind.containsKey(key)) {
+            // a pipelined store failed since the first look (it marks the chunk behind before it
+            // clears its storing mark, so a second look that found no storing mark sees this)
+            snap.close();
+            throw new StrataException(Status.CHUNK_BUSY, view.self() + " is catching up chunk " + a.id() + " from the tail");
+        }
         return new Look(snap, snap.meta.dirty() || inFlight);
     }
 

@@ -356,6 +356,15 @@ public final class StorageClient implements Tier {
         return s == Status.STALE_CHAIN_VERSION || s == Status.NO_SUCH_CHAIN || s == Status.NO_SUCH_TARGET || s == Status.NOT_SERVING;
     }
 
+    /**
+     * Statuses the client's RPC layer reports when no answer came (the attempt's time ran out,
+     * the connection was lost or could not be made). A server's own TIMEOUT says no more than
+     * that, so it is counted with them.
+     */
+    private static boolean noAnswer(Status s) {
+        return s == Status.TIMEOUT || s == Status.CONNECTION_LOST || s == Status.CONNECTION_FAILED;
+    }
+
     /** After this many answers that the bytes are damaged, a read fails with that answer. */
     static final int MAX_DAMAGED_ANSWERS = 9;
 
@@ -374,8 +383,13 @@ public final class StorageClient implements Tier {
             /** Answers that said the bytes are damaged (corrupt copy, or a payload failing its check), and the last one. */
             int damaged;
             StrataException lastDamage;
-            /** The last TOO_FEW_REPLICAS answer: what a write that runs out of time reports instead of its last timeout. */
-            StrataException tooFew;
+            /**
+             * A write's last answer from a server, whatever its status (TOO_FEW_REPLICAS from a
+             * head short of replicas, IO_ERROR from a failing disk, ...): what a write that runs
+             * out of time reports instead of the timeout or lost connection its last attempt
+             * ended with, which says less.
+             */
+            StrataException lastAnswer;
 
             void run() {
                 long left = deadline - ctx.clock().nanoTime();
@@ -406,11 +420,15 @@ public final class StorageClient implements Tier {
                         result.completeExceptionally(lastDamage);
                         return;
                     }
-                    if (se.status() == Status.TOO_FEW_REPLICAS) {
-                        tooFew = se;
+                    if (!read && !noAnswer(se.status())) {
+                        lastAnswer = se;
                     }
                     if (!again || ctx.clock().nanoTime() >= deadline) {
-                        result.completeExceptionally(tooFew != null && se.status() == Status.TIMEOUT ? tooFew : se);
+                        StrataException report = again && lastAnswer != null ? lastAnswer : se;
+                        if (report != se) {
+                            report.addSuppressed(se); // how the last attempt ended
+                        }
+                        result.completeExceptionally(report);
                         return;
                     }
                     n++;
