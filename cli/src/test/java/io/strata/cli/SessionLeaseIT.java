@@ -82,6 +82,7 @@ class SessionLeaseIT {
         mount(c, dir, "mount-b", mntB);
         FileChannel held = null;
         FileChannel writer = null;
+        FileChannel heldHidden = null;
         try {
             byte[] published = new byte[PUBLISHED];
             new Random(3).nextBytes(published);
@@ -103,8 +104,14 @@ class SessionLeaseIT {
             }
             assertThat(Futures.join(storage.chunksOfAsync(keep.layout().chunks(keep.id()), firstPast, IO), Duration.ofSeconds(30)))
                     .as("chunks past the published length on the storage nodes").isNotEmpty();
-            // another node removes the file A holds open (through A itself, libfuse would only hide it under .fuse_hidden*)
+            // another node removes the file A holds open
             Files.delete(mntB.resolve("gone.bin"));
+            // and A removes a file it holds open itself: libfuse only renames it (.fuse_hidden*) and removes that name at the release
+            Files.write(mntA.resolve("hidden.bin"), new byte[1 << 20]);
+            InodeAttrs hidden = meta.resolveAsync(Caller.ROOT, "/hidden.bin").join();
+            heldHidden = FileChannel.open(mntA.resolve("hidden.bin"), StandardOpenOption.READ);
+            Files.delete(mntA.resolve("hidden.bin"));
+            assertThat(hiddenNames(mntB)).as("libfuse's hidden name, seen from B").hasSize(1);
             assertThat(meta.getattrAsync(Caller.ROOT, gone.id()).join().nlink()).as("unlinked, kept for A's session").isZero();
             assertThat(meta.getattrAsync(Caller.ROOT, keep.id()).join().length()).isEqualTo(PUBLISHED);
 
@@ -115,6 +122,8 @@ class SessionLeaseIT {
             FuseMount.unmount(mntA, true);
 
             Eventually.await("the unlinked file A held is freed", Duration.ofSeconds(20), () -> notFound(meta, gone));
+            Eventually.await("the file A removed while it held it is freed, hidden name and all", Duration.ofSeconds(20),
+                    () -> notFound(meta, hidden) && hiddenNames(mntB).isEmpty());
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
             assertThat(ms).as("not before the lease has passed").isGreaterThanOrEqualTo(LEASE.toMillis() - 1000);
             Eventually.await("gone.bin's chunks removed", Duration.ofSeconds(20), () -> {
@@ -140,10 +149,11 @@ class SessionLeaseIT {
             assertThat(firstNonZero(back, PUBLISHED, (int) holeEnd)).as("the hole over A's unpublished bytes").isEqualTo(-1);
             assertThat(Arrays.copyOfRange(back, (int) holeEnd, (int) holeEnd + 4)).containsExactly(1, 2, 3, 4);
             assertThat(firstNonZero(back, (int) holeEnd + 4, back.length)).as("the ftruncate extension").isEqualTo(-1);
-            assertThat(meters.find("strata.meta.sessions.pruned").counter().count()).as("the sessions pruned: A's two").isEqualTo(2);
+            assertThat(meters.find("strata.meta.sessions.pruned").counter().count()).as("the sessions pruned: A's three").isEqualTo(3);
         } finally {
             closeQuietly(held);
             closeQuietly(writer);
+            closeQuietly(heldHidden);
             if (FuseMount.isMounted(mntA)) {
                 FuseMount.unmount(mntA, true);
             }
@@ -158,6 +168,15 @@ class SessionLeaseIT {
             }
         } catch (java.io.IOException e) {
             // the mount is gone
+        }
+    }
+
+    /** The names libfuse gave files unlinked while open, in the mount's root. */
+    private static List<String> hiddenNames(Path mnt) {
+        try (var names = Files.list(mnt)) {
+            return names.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".fuse_hidden")).toList();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

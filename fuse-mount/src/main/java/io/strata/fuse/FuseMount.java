@@ -27,9 +27,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Mount options.</b> {@code big_writes}, {@code max_read}/{@code max_write} of 128 KiB
  * (the most libfuse2 gets: FUSE protocol 7.19 has no {@code max_pages}; libfuse3: 1 MiB), a 1 MiB kernel readahead,
- * {@code use_ino} (st_ino is the Strata inode), {@code hard_remove} (an unlinked open file is
- * not renamed to {@code .fuse_hidden*}), {@code default_permissions} (the kernel checks mode bits
- * too) and {@code allow_other} when mounted by root.
+ * {@code use_ino} (st_ino is the Strata inode), {@code default_permissions} (the kernel checks
+ * mode bits too) and {@code allow_other} when mounted by root. Not {@code hard_remove}: with it
+ * an {@code fstat} of a file unlinked while open fails (the kernel's getattr carries no handle),
+ * so libfuse keeps such a file under a hidden name, {@code .fuse_hidden*}, and removes that name
+ * at the last release; if the mount dies first, the meta service removes it when it ends the
+ * dead mount's sessions.
  *
  * <p><b>Timeouts.</b> The high-level libfuse2 API has one attribute and one entry timeout per
  * mount (not per reply), so they follow the consistency mode of the mounted root directory:

@@ -447,6 +447,8 @@ final class NamespaceOps {
                 t.countSubdir(sdir, -1);
                 t.countSubdir(ddir, 1);
             }
+        } else if (src.nlink() == 1) {
+            t.putInode(src.withParent(dstParent, dstName, t.now)); // its one name (and ctime)
         } else {
             t.putInode(src.withNlink(src.nlink(), t.now)); // ctime
         }
@@ -803,10 +805,32 @@ final class NamespaceOps {
             return false;
         }
         publish(t, Caller.ROOT, r.inode(), r.session(), -1, false, true, nowMillis);
-        if (trim && NsTx.isWriteSession(v) && t.inode(r.inode()) != null) {
+        InodeAttrs a = t.inode(r.inode());
+        if (a != null && isLibfuseHidden(t, a) && !t.hasSessions(a.id())) {
+            // unlinked while this mount held it open: libfuse renamed it instead and would have
+            // removed the name at the last release, which a dead mount never sends
+            unlink(t, Caller.ROOT, a.parent(), a.name(), nowMillis);
+            return true;
+        }
+        if (trim && NsTx.isWriteSession(v) && a != null) {
             t.enqueueTrim(r.inode(), nowMillis);
         }
         return true;
+    }
+
+    /** The prefix libfuse gives a file unlinked while open through its mount ({@code hard_remove} off). */
+    static final String LIBFUSE_HIDDEN = ".fuse_hidden";
+
+    /**
+     * A file whose only name is the one libfuse gave it when it was unlinked while open (a file
+     * with one link records its name as renames move it; the entry is checked all the same).
+     */
+    private static boolean isLibfuseHidden(NsTx t, InodeAttrs a) {
+        if (!a.isFile() || a.nlink() != 1 || a.parent() == null || a.name() == null || !a.name().startsWith(LIBFUSE_HIDDEN)) {
+            return false;
+        }
+        NsTx.Dentry d = t.dentry(a.parent(), a.name());
+        return d != null && d.child().equals(a.id());
     }
 
     // ---- policies --------------------------------------------------------------------------
