@@ -5,6 +5,7 @@ import io.strata.core.TargetId;
 import io.strata.core.util.Futures;
 import io.strata.core.util.JavaProcess;
 import io.strata.fuse.FuseMount;
+import io.strata.fuse.MountOptions;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.TargetState;
@@ -60,7 +61,8 @@ import picocli.CommandLine.Option;
                 "  strata up --data /scratch/strata --no-mount",
                 "  strata up --storage-nodes 4 --replicas 2    (a new data directory)",
                 "  strata up --l2-agents 0                     (no L2 pool; a new data directory)",
-                "  strata up --no-tls                          (plaintext RPC, for comparisons)"})
+                "  strata up --no-tls                          (plaintext RPC, for comparisons)",
+                "  strata up --fuse libfuse3                   (1 MiB FUSE requests, JDK 22+)"})
 final class UpCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $" + ClusterDir.ENV + ", else data/ in the Strata checkout).")
     Path data;
@@ -70,6 +72,13 @@ final class UpCommand implements Callable<Integer> {
 
     @Option(names = "--no-mount", description = "Start the cluster without a FUSE mount (use the native client: strata ls|cat|put|cp|rm).")
     boolean noMount;
+
+    @Option(names = "--fuse", paramLabel = "LIBFUSE", description = "The mount's libfuse: libfuse2 (the default, 128 KiB requests) "
+            + "or libfuse3 (1 MiB requests, JDK 22+).")
+    String fuse;
+
+    /** {@link #fuse}, parsed. */
+    private MountOptions.Libfuse libfuse = MountOptions.Libfuse.LIBFUSE2;
 
     @Option(names = "--no-l1", description = "Mount without the L1 cache (memory + NVMe under DATA/mount).")
     boolean noL1;
@@ -127,7 +136,8 @@ final class UpCommand implements Callable<Integer> {
             if (!noTls) {
                 UpTls.init(dir);
             }
-            noFuse = noMount ? Optional.of("--no-mount was given") : FuseMount.unavailable();
+            libfuse = fuse == null ? MountOptions.Libfuse.LIBFUSE2 : MountOptions.Libfuse.parse("--fuse", fuse);
+            noFuse = noMount ? Optional.of("--no-mount was given") : FuseMount.unavailable(libfuse);
             List<JavaProcess> processes = new ArrayList<>();
             try {
                 out.println("strata: starting the cluster manager, the meta service, " + layout.storageNodes() + " storage nodes and "
@@ -159,7 +169,7 @@ final class UpCommand implements Callable<Integer> {
                         FuseMount.unmount(layout.mountDir(), true);
                     }
                     Files.createDirectories(layout.mountDir());
-                    processes.add(start(dir, daemon("mount", layout.mountToml(!noL1), List.of(), "1g"), timeout, started));
+                    processes.add(start(dir, daemon("mount", layout.mountToml(!noL1, libfuse), List.of(), "1g"), timeout, started));
                 }
                 dir.writeMembers(started);
             } catch (RuntimeException | IOException e) {
@@ -203,7 +213,7 @@ final class UpCommand implements Callable<Integer> {
         }
         String data = " --data " + dir.root;
         if (noFuse.isEmpty()) {
-            out.println("Mounted at " + layout.mountDir() + ": use it like any directory (cp, tar, dd, git, ...).");
+            out.println("Mounted at " + layout.mountDir() + " (" + libfuse.configName() + "): use it like any directory (cp, tar, dd, git, ...).");
         } else {
             out.println("No FUSE mount (" + noFuse.get() + "); use the native client, which needs no FUSE:");
         }

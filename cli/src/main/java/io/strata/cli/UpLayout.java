@@ -327,7 +327,7 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
                 """.formatted(metaAddress(), mgmtdAddress());
     }
 
-    String mountToml(boolean l1) {
+    String mountToml(boolean l1, io.strata.fuse.MountOptions.Libfuse libfuse) {
         String cache = !l1 ? "" : """
 
                 [l1]
@@ -351,7 +351,8 @@ record UpLayout(Path data, int storageNodes, int replicas, int targets, int mgmt
 
                 [mount]
                 dir = "%s"
-                """.formatted(esc(data.resolve("mount")), metaAddress(), mgmtdAddress(), esc(mountDir)) + cache;
+                fuse = "%s"
+                """.formatted(esc(data.resolve("mount")), metaAddress(), mgmtdAddress(), esc(mountDir), libfuse.configName()) + cache;
     }
 
     private static String esc(Path p) {

@@ -171,10 +171,21 @@ class UpDownIT {
         }
 
         // the same data directory brings back the same cluster with its files
-        CliTest.Run up2 = CliTest.strata("up", "--data", data.toString(), "--no-mount");
+        // (mounted through libfuse3 this time, where it works here)
+        CliTest.Run badFuse = CliTest.strata("up", "--data", data.toString(), "--fuse", "libfuse9");
+        assertThat(badFuse.code()).isEqualTo(1);
+        assertThat(badFuse.err()).contains("--fuse").contains("libfuse9");
+        boolean fuse3 = FuseMount.unavailable(io.strata.fuse.MountOptions.Libfuse.LIBFUSE3).isEmpty();
+        CliTest.Run up2 = fuse3 ? CliTest.strata("up", "--data", data.toString(), "--fuse", "libfuse3")
+                : CliTest.strata("up", "--data", data.toString(), "--no-mount");
         assertThat(up2.code()).as(up2.err()).isZero();
         try {
-            assertThat(up2.out()).contains("No FUSE mount (--no-mount was given)");
+            if (fuse3) {
+                assertThat(up2.out()).contains("Mounted at " + data.resolve("mnt") + " (libfuse3)");
+                assertThat(Files.readAllBytes(data.resolve("mnt").resolve("ds/a/src.bin"))).as("through libfuse3").isEqualTo(content);
+            } else {
+                assertThat(up2.out()).contains("No FUSE mount (--no-mount was given)");
+            }
             Path back = local.resolve("restart.bin");
             CliTest.Run cp = CliTest.strata("cp", "strata:/ds/a/src.bin", back.toString(), d);
             assertThat(cp.code()).as(cp.err()).isZero();
