@@ -481,9 +481,17 @@ final class CraqService {
                     try {
                         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
                         boolean same = d.version() == missed.version() && view.version() == missed.chainVersion();
+                        RequestId request = same ? missed.request() : RequestId.NONE;
+                        if (d.removed() && data.isReadable()) {
+                            throw new StrataException(Status.INTERNAL, "catching up chunk " + a.id() + " from the tail: v"
+                                    + d.version() + " is a removal but came with " + data.readableBytes() + " bytes");
+                        }
+                        // a removal is installed as one: an empty version would make this replica list
+                        // and stat the chunk as existing while its peers hold a tombstone
+                        ChunkVersion like = d.removed() ? ChunkVersion.tombstone(d.version(), request)
+                                : ChunkEngine.versionOf(d.version(), data, request);
                         installed = d.version() == 0 ? engine.dropAsync(meta)
-                                : engine.installAsync(meta, a.chunkSize(),
-                                ChunkEngine.versionOf(d.version(), data, same ? missed.request() : RequestId.NONE), data,
+                                : engine.installAsync(meta, a.chunkSize(), like, data,
                                 same ? remembering(meta.recent(), missed) : meta.recent(), view.version());
                     } catch (RuntimeException e) {
                         installed = CompletableFuture.failedFuture(e);
@@ -847,7 +855,8 @@ final class CraqService {
         snap.close();
         try {
             long version = v == null ? 0 : v.version();
-            long length = v == null || v.removed() ? 0 : v.length();
+            boolean removed = v != null && v.removed();
+            long length = removed ? 0 : v == null ? 0 : v.length();
             int n = (int) Math.max(0, Math.min(m.length(), length - m.offset()));
             // the payload's CRC32C from the stored block CRCs when the range is block-aligned (whole chunks are)
             long stored = ChunkEngine.rangeCrc(v, m.offset(), n);
@@ -855,11 +864,11 @@ final class CraqService {
                 // zero-copy: sendfile from the chunk file; the client checks the bytes against the stored CRC
                 FileChannel give = ch;
                 ch = null;
-                return Reply.of(new ReadDone(version, length, stored >= 0, (int) stored), Payload.ofFile(give, m.offset(), n));
+                return Reply.of(new ReadDone(version, length, stored >= 0, (int) stored, removed), Payload.ofFile(give, m.offset(), n));
             }
             ByteBuf data = engine.read(a.id(), v, ch, m.offset(), m.length(), PooledByteBufAllocator.DEFAULT);
             int crc = stored >= 0 ? (int) stored : Crc32c.of(data);
-            return Reply.of(new ReadDone(version, length, true, crc), Payload.of(data));
+            return Reply.of(new ReadDone(version, length, true, crc, removed), Payload.of(data));
         } finally {
             closeQuietly(ch);
         }
