@@ -219,15 +219,14 @@ final class CraqService {
         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
         Optional<Long> applied = meta.versionOf(m.request());
         if (applied.isPresent() && applied.get() <= meta.committedVersion()) {
-            completeApplied(view, a, m, meta, applied.get(), reply);
-            return CompletableFuture.completedFuture(null);
+            return completeApplied(view, a, m, meta, applied.get(), deadline, reply);
         }
         CompletableFuture<ChunkMeta> clean = meta.dirty() ? resolvePending(view, a, meta, deadline) : CompletableFuture.completedFuture(meta);
         return clean.thenCompose(base -> {
             Optional<Long> now = base.versionOf(m.request());
             if (now.isPresent() && now.get() <= base.committedVersion()) {
-                completeApplied(view, a, m, base, now.get(), reply); // it was the pending version we just completed
-                return CompletableFuture.completedFuture(null);
+                // it was the pending version we just completed
+                return completeApplied(view, a, m, base, now.get(), deadline, reply);
             }
             long version = base.committedVersion() + 1;
             Update update = new Update(m.kind(), m.offset(), m.length(), m.request());
@@ -243,7 +242,7 @@ final class CraqService {
                     reply.complete(done(stored.meta, version));
                 }
                 return stored;
-            }).thenCompose(stored -> stored.commit);
+            }).thenCompose(stored -> stored.commit).thenAccept(x -> { });
         });
     }
 
@@ -287,19 +286,73 @@ final class CraqService {
     }
 
     /**
-     * A write whose request id this chunk already applied (a retry): acknowledged with the
-     * original answer when the chain's write path has enough serving targets (which hold every
-     * committed version), else refused with {@code TOO_FEW_REPLICAS} like a new write.
+     * Under the chunk lock, a write whose request id this chunk already applied (a retry; the
+     * head holds {@code version} committed, and the tail committed it before the head did):
+     * acknowledged with the original answer only when at least the write's minimum of replicas
+     * hold the version, else refused with {@code TOO_FEW_REPLICAS} like a new write. The returned
+     * future completes when the lock may be released.
+     *
+     * <p>Serving replicas need not hold it: one whose pipelined store of the version failed
+     * ({@link #behind}) and whose catch-up keeps failing serves the chain without it, and the
+     * head's forward gave up on it at the attempt's deadline. So what the head knows is this: it
+     * holds the version and, when it is not the tail, so does the tail. When the minimum is more
+     * than that, the head rolls its committed version forward down the chain (as REPLACE, or
+     * REMOVE, of the same version: {@link #confirm}), which is how a new write proves its copies
+     * too ({@code UpdateAcked} counts the replicas from the sender to the tail). A replica that
+     * has the version answers at once; one that is behind catches up from the tail first, or
+     * fails and is retried until the deadline; one that lost it stores it again. The default
+     * minimum of 2 never pays for this: the head's and the tail's copies are enough.
      */
-    private void completeApplied(ChainView view, ChunkAddress a, WriteChunk m, ChunkMeta meta, long version,
-                                 CompletableFuture<WriteDone> reply) {
+    private CompletableFuture<Void> completeApplied(ChainView view, ChunkAddress a, WriteChunk m, ChunkMeta meta, long version,
+                                                    long deadline, CompletableFuture<WriteDone> reply) {
         int need = minAck(view, m.minAck());
         long serving = view.writePath().stream().filter(t -> view.routing().target(t).state() == TargetState.SERVING).count();
         if (serving < need) {
-            reply.completeExceptionally(tooFew(view, a, need, "only " + serving + " serving ones hold it"));
-        } else {
-            reply.complete(done(meta, version));
+            reply.completeExceptionally(tooFew(view, a, need, "only " + serving + " serving ones can hold it"));
+            return CompletableFuture.completedFuture(null);
         }
+        int known = view.isTail() ? 1 : 2;
+        if (need <= known) {
+            reply.complete(done(meta, version));
+            return CompletableFuture.completedFuture(null);
+        }
+        // confirm for most of the request's time, and answer before the caller gives up on it
+        long at = node.context().clock().nanoTime();
+        return confirm(view, a, meta, m.qos(), at + (deadline - at) * 4 / 5).handle((held, err) -> {
+            if (err != null) {
+                reply.completeExceptionally(tooFew(view, a, need, "only the head's and the tail's copies are confirmed (rolling v"
+                        + meta.committedVersion() + " forward down the chain failed: " + StrataException.unwrapCompletion(err) + ")"));
+            } else if (held < need) {
+                reply.completeExceptionally(tooFew(view, a, need, "only " + held + " hold it"));
+            } else {
+                reply.complete(done(meta, version));
+            }
+            return (Void) null;
+        });
+    }
+
+    /**
+     * Under the chunk lock, at the head: forwards its committed version down the chain again, the
+     * whole content as a REPLACE (a REMOVE for a removal) of the same version, and completes with
+     * how many replicas from here to the tail hold it (or a newer version). Every copy of a
+     * version is the same bytes (its content was decided once, here), so a successor that holds
+     * it only acknowledges, one that is behind catches up from the tail first, and one without
+     * it stores it.
+     */
+    private CompletableFuture<Integer> confirm(ChainView view, ChunkAddress a, ChunkMeta meta, QosClass qos, long deadline) {
+        ChunkVersion c = meta.committed();
+        ByteBuf content;
+        try {
+            content = readWhole(view.engine(), a.id(), c);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        UpdateKind kind = c.removed() ? UpdateKind.REMOVE : UpdateKind.REPLACE;
+        ForwardUpdate fwd = new ForwardUpdate(ChunkRef.of(a), view.version(), c.request(), c.version(), kind, 0,
+                c.removed() ? 0 : c.length(), Crc32c.of(content), qos);
+        return passOn(view, a, meta, fwd, content, deadline)
+                .whenComplete((s, e) -> content.release())
+                .thenApply(s -> s.replicas);
     }
 
     /**
