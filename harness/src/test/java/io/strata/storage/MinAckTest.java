@@ -9,6 +9,7 @@ import io.netty.buffer.Unpooled;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.fault.Fault;
+import io.strata.core.fault.FaultInjector;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
@@ -16,6 +17,8 @@ import io.strata.core.util.Eventually;
 import io.strata.core.util.Futures;
 import io.strata.harness.StorageCluster;
 import io.strata.l3.StorageClient;
+import io.strata.l3.StorageClientOptions;
+import io.strata.storage.engine.ChunkEngine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code replicas.min-ack}: a chain with fewer writable replicas than a write's minimum holds the
  * write and then refuses it, so nothing is acknowledged from a single replica whose loss would
- * take the bytes with it.
+ * take the bytes with it; and a retry of a write the chain already applied is acknowledged only
+ * once the minimum of replicas hold it, not merely once that many replicas serve.
  */
 class MinAckTest {
     static final int SIZE = 1 << 16;
@@ -45,6 +49,16 @@ class MinAckTest {
     private static byte first(StorageClient c, ChunkAddress a, int node) {
         byte[] b = drain(Futures.join(c.readChunkAsync(a, 0, 3, IO, Optional.of(StorageCluster.target(node, 1)))).data());
         return b.length == 0 ? 0 : b[0];
+    }
+
+    private static long committed(StorageClient c, ChunkAddress a, int node) {
+        return Futures.join(c.statAsync(a, StorageCluster.target(node, 1), Duration.ofSeconds(10))).committedVersion();
+    }
+
+    /** The writes {@code node} answered with {@code status}. */
+    private static double writes(StorageCluster f, int node, Status status) {
+        var c = f.context(node).meters().find("strata.storage.requests").tag("op", "write").tag("status", status.name()).counter();
+        return c == null ? 0 : c.count();
     }
 
     private static Status status(Throwable t) {
@@ -113,6 +127,58 @@ class MinAckTest {
             f.routing().update(f.routingInfo(3, Map.of(1, List.of(1))));
             assertThatThrownBy(() -> Futures.join(w)).satisfies(e -> assertThat(status(e)).isEqualTo(Status.TOO_FEW_REPLICAS));
             f.context(1).faults().disarm(drop);
+        }
+    }
+
+    @Test
+    void aRetriedWriteIsAcknowledgedOnlyOnceTheMinimumOfReplicasHoldIt() throws Exception {
+        IoOptions io = IO.withTimeout(Duration.ofSeconds(60));
+        try (StorageCluster f = StorageCluster.builder(dir, 74).nodes(3).chains(1).start()) {
+            // attempts much shorter than the write: the head's forward to a middle that cannot catch up
+            // gives up with the attempt, and the client's retry finds the version pending at the head
+            // and committed at the tail
+            StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofSeconds(2)));
+            ChunkAddress a = StorageCluster.chunk(83, 0, 1, SIZE);
+            Futures.join(write(c, a, (byte) 1, io));
+            long version = 1;
+            FaultInjector middle = f.context(2).faults();
+            byte value = 10;
+            for (int minAck : new int[] {3, 2}) {
+                long next = version + 1;
+                var disk = middle.arm(ChunkEngine.DATA_SYNC, new Fault.Fail(new StrataException(Status.IO_ERROR,
+                        "injected: the disk refused the write"))).times(1);
+                var fetch = middle.arm(CraqService.CATCH_UP, new Fault.Fail(new StrataException(Status.TIMEOUT,
+                        "injected: the tail did not answer the catch-up")));
+                CompletableFuture<Void> w = write(c, a, value, io.withMinAck(minAck));
+                Eventually.await("the middle's store failed, it cannot catch up, and the tail committed v" + next,
+                        Duration.ofSeconds(30), () -> disk.fired() == 1 && fetch.fired() >= 2 && committed(c, a, 3) == next);
+                if (minAck == 3) {
+                    // a retry resolved the head's pending version with the tail: the head holds it committed too
+                    Eventually.await("the head committed v" + next + " on a retry", Duration.ofSeconds(30),
+                            () -> committed(c, a, 1) == next);
+                    double refused = writes(f, 1, Status.TOO_FEW_REPLICAS);
+                    Eventually.await("the retry that found the write applied was answered", Duration.ofSeconds(30),
+                            () -> w.isDone() || writes(f, 1, Status.TOO_FEW_REPLICAS) > refused);
+                    assertThat(w).as("a write only the head and the tail hold, with min-ack 3").isNotDone();
+                    assertThat(committed(c, a, 2)).as("the middle still lacks v%d", next).isEqualTo(version);
+                    middle.disarm(fetch);
+                    Futures.join(w); // a later retry finds the middle caught up
+                } else {
+                    // with min-ack 2 the head's and the tail's copies are enough: acknowledged as before
+                    Futures.join(w);
+                    assertThat(committed(c, a, 2)).as("acknowledged while the middle still lacks v%d", next).isEqualTo(version);
+                    middle.disarm(fetch);
+                    assertThat(first(c, a, 2)).as("a read trying the middle first").isEqualTo(value); // and catches it up
+                }
+                version = next;
+                long v = version;
+                Eventually.await("every replica committed v" + v, Duration.ofSeconds(30),
+                        () -> java.util.stream.IntStream.rangeClosed(1, 3).allMatch(n -> committed(c, a, n) == v));
+                for (int n = 1; n <= 3; n++) {
+                    assertThat(first(c, a, n)).as("a read trying node %d first (min-ack %d)", n, minAck).isEqualTo(value);
+                }
+                value += 10;
+            }
         }
     }
 }

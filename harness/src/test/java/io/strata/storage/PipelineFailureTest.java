@@ -17,6 +17,7 @@ import io.strata.core.util.Futures;
 import io.strata.harness.StorageCluster;
 import io.strata.l3.StorageClient;
 import io.strata.l3.StorageClientOptions;
+import io.strata.protocol.storage.ChunkSummary;
 import io.strata.protocol.storage.StorageMessage.ChunkStat;
 import io.strata.storage.engine.ChunkEngine;
 import java.nio.ByteBuffer;
@@ -240,6 +241,57 @@ class PipelineFailureTest {
                 assertIdentical(c, a, version);
                 assertThat(read(c, a, failing)).as("node %d after it caught up", failing).containsExactly(value, version);
                 value += 10;
+            }
+        }
+    }
+
+    /**
+     * What every replica says about one chunk: its stat, its summary in the chain's chunk listing
+     * and whether it lists the chunk among its inode's chunks (what the head answers ListInodeChunks
+     * with).
+     */
+    private record Held(ChunkStat stat, ChunkSummary summary, boolean listed) {
+    }
+
+    private static Held held(StorageCluster f, StorageClient c, ChunkAddress a, int node) {
+        ChunkSummary summary = Futures.join(c.listChunksAsync(a.chain(), StorageCluster.target(node, 1), Duration.ofSeconds(10)))
+                .stream().filter(s -> s.id().equals(a.id())).findFirst().orElse(null);
+        boolean listed = f.node(node).engine(StorageCluster.target(node, 1)).indexesOf(a.id().inode(), 0, 100)
+                .contains(a.id().index());
+        return new Held(stat(c, a, node), summary, listed);
+    }
+
+    @Test
+    void aRemovalWhoseStoreFailedIsCaughtUpAsARemovalNotAsAnEmptyChunk() throws Exception {
+        try (StorageCluster f = StorageCluster.builder(dir, 87).nodes(3).chains(1).start()) {
+            StorageClient c = f.client("c");
+            ChunkAddress kept = StorageCluster.chunk(96, 0, 1, SIZE);
+            Futures.join(write(c, kept, 7));
+            for (int failing = 1; failing <= 2; failing++) { // the head, then the middle
+                ChunkAddress a = StorageCluster.chunk(96, failing, 1, SIZE);
+                Futures.join(write(c, a, failing));
+                // a removal stores no data file: its store fails where the tombstone is recorded
+                var disk = f.context(failing).faults().arm(ChunkEngine.REMOVAL, DISK).times(1);
+                Futures.join(c.removeAsync(a, IO)); // acknowledged once the failing replica caught up from the tail
+                assertThat(disk.fired()).as("node %d's store of the removal failed", failing).isEqualTo(1);
+                Eventually.await("every replica committed the removal (v2) and holds nothing pending", Duration.ofSeconds(20),
+                        () -> java.util.stream.IntStream.rangeClosed(1, 3).mapToObj(n -> stat(c, a, n))
+                                .allMatch(s -> s.pendingVersion() == 0 && s.committedVersion() == 2));
+                Held tail = held(f, c, a, 3);
+                assertThat(tail.stat().removed()).as("the tail holds a removal").isTrue();
+                for (int n = 1; n <= 3; n++) {
+                    Held h = held(f, c, a, n);
+                    assertThat(h.stat()).as("stat on node %d after node %d caught up", n, failing).isEqualTo(tail.stat());
+                    assertThat(h.summary()).as("node %d lists chunk %s", n, a.id()).isNotNull();
+                    assertThat(h.summary().removed()).as("node %d lists chunk %s as removed", n, a.id()).isTrue();
+                    assertThat(h.summary().sameAs(tail.summary()))
+                            .as("node %d lists %s as the tail lists %s", n, h.summary(), tail.summary()).isTrue();
+                    assertThat(h.listed()).as("node %d counts the removed chunk among the inode's chunks", n).isFalse();
+                    assertThat(held(f, c, kept, n).listed()).as("node %d counts the kept chunk", n).isTrue();
+                    StorageClient.ChunkRead r = Futures.join(c.readChunkAsync(a, 0, 8, IO, Optional.of(StorageCluster.target(n, 1))));
+                    assertThat(drain(r.data())).as("a read trying node %d first", n).isEmpty();
+                    assertThat(r.version()).as("the version a read trying node %d first returns", n).isEqualTo(2);
+                }
             }
         }
     }

@@ -219,15 +219,14 @@ final class CraqService {
         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
         Optional<Long> applied = meta.versionOf(m.request());
         if (applied.isPresent() && applied.get() <= meta.committedVersion()) {
-            completeApplied(view, a, m, meta, applied.get(), reply);
-            return CompletableFuture.completedFuture(null);
+            return completeApplied(view, a, m, meta, applied.get(), deadline, reply);
         }
         CompletableFuture<ChunkMeta> clean = meta.dirty() ? resolvePending(view, a, meta, deadline) : CompletableFuture.completedFuture(meta);
         return clean.thenCompose(base -> {
             Optional<Long> now = base.versionOf(m.request());
             if (now.isPresent() && now.get() <= base.committedVersion()) {
-                completeApplied(view, a, m, base, now.get(), reply); // it was the pending version we just completed
-                return CompletableFuture.completedFuture(null);
+                // it was the pending version we just completed
+                return completeApplied(view, a, m, base, now.get(), deadline, reply);
             }
             long version = base.committedVersion() + 1;
             Update update = new Update(m.kind(), m.offset(), m.length(), m.request());
@@ -243,7 +242,7 @@ final class CraqService {
                     reply.complete(done(stored.meta, version));
                 }
                 return stored;
-            }).thenCompose(stored -> stored.commit);
+            }).thenCompose(stored -> stored.commit).thenAccept(x -> { });
         });
     }
 
@@ -287,19 +286,73 @@ final class CraqService {
     }
 
     /**
-     * A write whose request id this chunk already applied (a retry): acknowledged with the
-     * original answer when the chain's write path has enough serving targets (which hold every
-     * committed version), else refused with {@code TOO_FEW_REPLICAS} like a new write.
+     * Under the chunk lock, a write whose request id this chunk already applied (a retry; the
+     * head holds {@code version} committed, and the tail committed it before the head did):
+     * acknowledged with the original answer only when at least the write's minimum of replicas
+     * hold the version, else refused with {@code TOO_FEW_REPLICAS} like a new write. The returned
+     * future completes when the lock may be released.
+     *
+     * <p>Serving replicas need not hold it: one whose pipelined store of the version failed
+     * ({@link #behind}) and whose catch-up keeps failing serves the chain without it, and the
+     * head's forward gave up on it at the attempt's deadline. So what the head knows is this: it
+     * holds the version and, when it is not the tail, so does the tail. When the minimum is more
+     * than that, the head rolls its committed version forward down the chain (as REPLACE, or
+     * REMOVE, of the same version: {@link #confirm}), which is how a new write proves its copies
+     * too ({@code UpdateAcked} counts the replicas from the sender to the tail). A replica that
+     * has the version answers at once; one that is behind catches up from the tail first, or
+     * fails and is retried until the deadline; one that lost it stores it again. The default
+     * minimum of 2 never pays for this: the head's and the tail's copies are enough.
      */
-    private void completeApplied(ChainView view, ChunkAddress a, WriteChunk m, ChunkMeta meta, long version,
-                                 CompletableFuture<WriteDone> reply) {
+    private CompletableFuture<Void> completeApplied(ChainView view, ChunkAddress a, WriteChunk m, ChunkMeta meta, long version,
+                                                    long deadline, CompletableFuture<WriteDone> reply) {
         int need = minAck(view, m.minAck());
         long serving = view.writePath().stream().filter(t -> view.routing().target(t).state() == TargetState.SERVING).count();
         if (serving < need) {
-            reply.completeExceptionally(tooFew(view, a, need, "only " + serving + " serving ones hold it"));
-        } else {
-            reply.complete(done(meta, version));
+            reply.completeExceptionally(tooFew(view, a, need, "only " + serving + " serving ones can hold it"));
+            return CompletableFuture.completedFuture(null);
         }
+        int known = view.isTail() ? 1 : 2;
+        if (need <= known) {
+            reply.complete(done(meta, version));
+            return CompletableFuture.completedFuture(null);
+        }
+        // confirm for most of the request's time, and answer before the caller gives up on it
+        long at = node.context().clock().nanoTime();
+        return confirm(view, a, meta, m.qos(), at + (deadline - at) * 4 / 5).handle((held, err) -> {
+            if (err != null) {
+                reply.completeExceptionally(tooFew(view, a, need, "only the head's and the tail's copies are confirmed (rolling v"
+                        + meta.committedVersion() + " forward down the chain failed: " + StrataException.unwrapCompletion(err) + ")"));
+            } else if (held < need) {
+                reply.completeExceptionally(tooFew(view, a, need, "only " + held + " hold it"));
+            } else {
+                reply.complete(done(meta, version));
+            }
+            return (Void) null;
+        });
+    }
+
+    /**
+     * Under the chunk lock, at the head: forwards its committed version down the chain again, the
+     * whole content as a REPLACE (a REMOVE for a removal) of the same version, and completes with
+     * how many replicas from here to the tail hold it (or a newer version). Every copy of a
+     * version is the same bytes (its content was decided once, here), so a successor that holds
+     * it only acknowledges, one that is behind catches up from the tail first, and one without
+     * it stores it.
+     */
+    private CompletableFuture<Integer> confirm(ChainView view, ChunkAddress a, ChunkMeta meta, QosClass qos, long deadline) {
+        ChunkVersion c = meta.committed();
+        ByteBuf content;
+        try {
+            content = readWhole(view.engine(), a.id(), c);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        UpdateKind kind = c.removed() ? UpdateKind.REMOVE : UpdateKind.REPLACE;
+        ForwardUpdate fwd = new ForwardUpdate(ChunkRef.of(a), view.version(), c.request(), c.version(), kind, 0,
+                c.removed() ? 0 : c.length(), Crc32c.of(content), qos);
+        return passOn(view, a, meta, fwd, content, deadline)
+                .whenComplete((s, e) -> content.release())
+                .thenApply(s -> s.replicas);
     }
 
     /**
@@ -481,9 +534,17 @@ final class CraqService {
                     try {
                         ChunkMeta meta = checkSize(engine.meta(a.id(), a.chunkSize()), a);
                         boolean same = d.version() == missed.version() && view.version() == missed.chainVersion();
+                        RequestId request = same ? missed.request() : RequestId.NONE;
+                        if (d.removed() && data.isReadable()) {
+                            throw new StrataException(Status.INTERNAL, "catching up chunk " + a.id() + " from the tail: v"
+                                    + d.version() + " is a removal but came with " + data.readableBytes() + " bytes");
+                        }
+                        // a removal is installed as one: an empty version would make this replica list
+                        // and stat the chunk as existing while its peers hold a tombstone
+                        ChunkVersion like = d.removed() ? ChunkVersion.tombstone(d.version(), request)
+                                : ChunkEngine.versionOf(d.version(), data, request);
                         installed = d.version() == 0 ? engine.dropAsync(meta)
-                                : engine.installAsync(meta, a.chunkSize(),
-                                ChunkEngine.versionOf(d.version(), data, same ? missed.request() : RequestId.NONE), data,
+                                : engine.installAsync(meta, a.chunkSize(), like, data,
                                 same ? remembering(meta.recent(), missed) : meta.recent(), view.version());
                     } catch (RuntimeException e) {
                         installed = CompletableFuture.failedFuture(e);
@@ -847,7 +908,8 @@ final class CraqService {
         snap.close();
         try {
             long version = v == null ? 0 : v.version();
-            long length = v == null || v.removed() ? 0 : v.length();
+            boolean removed = v != null && v.removed();
+            long length = removed ? 0 : v == null ? 0 : v.length();
             int n = (int) Math.max(0, Math.min(m.length(), length - m.offset()));
             // the payload's CRC32C from the stored block CRCs when the range is block-aligned (whole chunks are)
             long stored = ChunkEngine.rangeCrc(v, m.offset(), n);
@@ -855,11 +917,11 @@ final class CraqService {
                 // zero-copy: sendfile from the chunk file; the client checks the bytes against the stored CRC
                 FileChannel give = ch;
                 ch = null;
-                return Reply.of(new ReadDone(version, length, stored >= 0, (int) stored), Payload.ofFile(give, m.offset(), n));
+                return Reply.of(new ReadDone(version, length, stored >= 0, (int) stored, removed), Payload.ofFile(give, m.offset(), n));
             }
             ByteBuf data = engine.read(a.id(), v, ch, m.offset(), m.length(), PooledByteBufAllocator.DEFAULT);
             int crc = stored >= 0 ? (int) stored : Crc32c.of(data);
-            return Reply.of(new ReadDone(version, length, true, crc), Payload.of(data));
+            return Reply.of(new ReadDone(version, length, true, crc, removed), Payload.of(data));
         } finally {
             closeQuietly(ch);
         }

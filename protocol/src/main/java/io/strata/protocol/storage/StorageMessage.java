@@ -36,9 +36,15 @@ public sealed interface StorageMessage extends Message {
 
     /**
      * Replica to client: the committed version served, the chunk's length in that version, and
-     * (when {@code checked}) the CRC32C of the payload, which holds the bytes read.
+     * (when {@code checked}) the CRC32C of the payload, which holds the bytes read. {@code removed}:
+     * the version is a removal (a tombstone, read as empty); a replica catching up from the tail
+     * installs it as one, not as an empty chunk (an empty chunk still exists, a removed one does not).
      */
-    record ReadDone(long version, long chunkLength, boolean checked, int crc32c) implements StorageMessage {
+    record ReadDone(long version, long chunkLength, boolean checked, int crc32c, boolean removed) implements StorageMessage {
+        /** A version that is not a removal. */
+        public ReadDone(long version, long chunkLength, boolean checked, int crc32c) {
+            this(version, chunkLength, checked, crc32c, false);
+        }
     }
 
     /** Predecessor to successor: store version {@code version} (pending, or committed at the tail). Payload as in WriteChunk. */

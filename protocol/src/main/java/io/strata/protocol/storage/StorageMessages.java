@@ -65,9 +65,10 @@ public final class StorageMessages {
                 out.writeLong(m.version()).writeLong(m.chunkLength());
                 Wire.writeBool(out, m.checked());
                 out.writeInt(m.crc32c());
+                Wire.writeBool(out, m.removed());
             },
             in -> new ReadDone(Wire.readLong(in, "version"), Wire.readLong(in, "chunk length"), Wire.readBool(in, "checked"),
-                    Wire.readInt(in, "crc32c")));
+                    Wire.readInt(in, "crc32c"), Wire.readBool(in, "removed")));
     public static final MessageType<ForwardUpdate> FORWARD_UPDATE = MessageType.of(104, ForwardUpdate.class,
             (m, out) -> {
                 m.chunk().encode(out);

@@ -41,6 +41,7 @@ class StorageMessagesTest {
                 new ReadChunk(REF, 9, 123, 4567, QosClass.TRAINING_READ),
                 new ReadDone(8, 65536, true, 0x12345678),
                 new ReadDone(0, 0, false, 0),
+                new ReadDone(5, 0, true, 0, true),
                 new ForwardUpdate(REF, 2, new RequestId(1, 2), 44, UpdateKind.REPLACE, 0, 77, 5, QosClass.PREFETCH),
                 new ForwardUpdate(REF, 2, new RequestId(1, 3), 45, UpdateKind.TRUNCATE, 0, 1000, 0, QosClass.INTERACTIVE),
                 new UpdateAcked(44, 77, 5, 2),
@@ -137,6 +138,11 @@ class StorageMessagesTest {
         r.setByte(16, 2); // the checked flag
         assertThatThrownBy(() -> PROTOCOL.decode(StorageMessages.READ_DONE, r)).isInstanceOf(Wire.Malformed.class);
         r.release();
+        ByteBuf removed = encode(new ReadDone(1, 0, true, 0, true));
+        removed.setByte(8 + 8 + 1 + 4, 2); // the removed flag
+        assertThatThrownBy(() -> PROTOCOL.decode(StorageMessages.READ_DONE, removed)).isInstanceOf(Wire.Malformed.class)
+                .hasMessageContaining("removed");
+        removed.release();
     }
 
     @Test

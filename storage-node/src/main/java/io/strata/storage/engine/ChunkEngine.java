@@ -78,6 +78,12 @@ public final class ChunkEngine implements AutoCloseable {
     public static final FaultPoint DATA_SYNC = FaultPoint.of("chunk.data-sync");
     /** Fires before a version's data is read. */
     public static final FaultPoint READ = FaultPoint.of("chunk.read");
+    /**
+     * Fires before an update's removal (a tombstone version) is recorded. A removal writes no data
+     * file, so neither {@link #DATA_WRITE} nor {@link #DATA_SYNC} fires for it: this is where a
+     * test makes the store of a REMOVE fail (the fault injector does nothing unless armed).
+     */
+    public static final FaultPoint REMOVAL = FaultPoint.of("chunk.removal");
 
     private static final BlockCrcs CRCS = new BlockCrcs(BLOCK);
 
@@ -497,6 +503,7 @@ public final class ChunkEngine implements AutoCloseable {
         ChunkVersion b = base.committed() == null || base.committed().removed() ? null : base.committed();
         int baseLen = b == null ? 0 : b.length();
         if (u.kind() == UpdateKind.REMOVE) {
+            ctx.faults().fire(REMOVAL, scope);
             return new ChunkVersion(version, 0, 0, 0, new int[0], true, u.request());
         }
         int newLen = (int) u.resultLength(baseLen);

@@ -22,6 +22,11 @@ public record ChunkVersion(long version, long file, int length, int crc, int[] b
         }
     }
 
+    /** The removal (tombstone) version {@code version}: no bytes, no data file. */
+    public static ChunkVersion tombstone(long version, RequestId request) {
+        return new ChunkVersion(version, 0, 0, 0, new int[0], true, request);
+    }
+
     /** The block CRCs (a copy). */
     @Override
     public int[] blockCrcs() {
