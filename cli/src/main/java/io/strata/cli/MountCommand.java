@@ -71,7 +71,7 @@ final class MountCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         ClientSource.Loaded loaded = source.load();
         ConfigNode root = loaded.root();
-        NodeConfig node = NodeConfig.read(root, "mount");
+        NodeConfig node = withCommandLine(NodeConfig.read(root, "mount"));
         MountOptions opts = options(root);
         ClientConfig cfg = loaded.config();
         if (source.config != null) {
@@ -123,6 +123,20 @@ final class MountCommand implements Callable<Integer> {
             }
         });
         return 0;
+    }
+
+    /**
+     * The daemon's config with {@code --token-file} and {@code --tls-config} in place of the
+     * config file's {@code [auth]} token and {@code [tls]} table, as every other client command
+     * takes them (a node whose mount must act for a narrower range of users than the local
+     * cluster's own client token).
+     */
+    private NodeConfig withCommandLine(NodeConfig n) {
+        io.strata.config.AuthConfig auth = source.tokenFile == null ? n.auth()
+                : new io.strata.config.AuthConfig(n.auth().keyFile(), Optional.of(source.tokenFile));
+        io.strata.config.TlsConfig tls = source.tlsConfig == null ? n.tls()
+                : io.strata.config.TlsConfig.read(ConfigNode.load(source.tlsConfig));
+        return new NodeConfig(n.name(), n.listen(), n.data(), n.transport(), n.metrics(), n.rpc(), auth, tls);
     }
 
     private MountOptions options(ConfigNode file) {
