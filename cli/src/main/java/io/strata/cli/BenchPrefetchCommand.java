@@ -29,6 +29,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
@@ -237,6 +238,9 @@ final class BenchPrefetchCommand implements Callable<Integer> {
                     + cluster.noMount.orElse("no mount")));
             Path data = cluster.data;
             hooks = "http://" + UpLayout.HOST + ":" + UpLayout.find(data).orElseThrow().hooksHttp();
+            // the hooks server takes a scheduler's or an admin's token: the local cluster's admin token
+            Path admin = data.resolve(UpAuth.ADMIN_TOKEN);
+            bearer = Files.exists(admin) ? Optional.of(io.strata.core.auth.Credentials.read(admin).token()) : Optional.empty();
             try {
                 log.printf("%s%d jobs x %s (files of %s; job i reads segments i and i+1 of %d): union %s; written twice (hinted set, "
                         + "cold set), %s in all%n", TAG, jobs, DataSize.human(datasetBytes), DataSize.human(fileBytes), jobs,
@@ -666,9 +670,13 @@ final class BenchPrefetchCommand implements Callable<Integer> {
 
     // ---- the hooks API ----
 
+    /** The token the hooks server is sent ({@code Authorization: Bearer}); none when the cluster runs without auth. */
+    private Optional<String> bearer = Optional.empty();
+
     private HttpResponse<String> send(String method, String path, JsonNode body) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(hooks + path)).timeout(Duration.ofMinutes(2))
                 .header("Content-Type", "application/json");
+        bearer.ifPresent(t -> b.header("Authorization", "Bearer " + t));
         b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body.toString()));
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
