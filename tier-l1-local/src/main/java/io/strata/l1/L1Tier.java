@@ -337,20 +337,25 @@ public final class L1Tier implements Tier {
 
     /** A small miss's own bytes from the tier below, not cached (see {@link L1Config.SmallMiss}). Owned. */
     private CompletableFuture<ByteBuf> rangeBelow(ChunkAddress chunk, IoOptions io, long offset, int length) {
+        return readBelow(chunk, io, offset, length).thenApply(buf -> {
+            metrics.rangeReads.increment();
+            metrics.hit(L1Metrics.Tier.BELOW, buf.readableBytes());
+            return buf;
+        });
+    }
+
+    /** [offset, offset+length) from the tier below (owned); a failure counts as a miss there. */
+    private CompletableFuture<ByteBuf> readBelow(ChunkAddress chunk, IoOptions io, long offset, int length) {
         CompletableFuture<ByteBuf> r;
         try {
             r = below.readAsync(chunk, offset, length, io);
         } catch (RuntimeException e) {
             r = CompletableFuture.failedFuture(e);
         }
-        return r.handle((buf, err) -> {
+        return r.whenComplete((buf, err) -> {
             if (err != null) {
                 metrics.miss(L1Metrics.Tier.BELOW);
-                throw StrataException.wrap(err);
             }
-            metrics.rangeReads.increment();
-            metrics.hit(L1Metrics.Tier.BELOW, buf.readableBytes());
-            return buf;
         });
     }
 
@@ -457,18 +462,7 @@ public final class L1Tier implements Tier {
 
     /** Fetches block {@code index} from the tier below into an exact-size unpooled buffer. */
     private CompletableFuture<Fetched> fetchBelow(ChunkAddress chunk, IoOptions io, int index, int b) {
-        long start = (long) index * b;
-        CompletableFuture<ByteBuf> r;
-        try {
-            r = below.readAsync(chunk, start, b, io);
-        } catch (RuntimeException e) {
-            r = CompletableFuture.failedFuture(e);
-        }
-        return r.handle((buf, err) -> {
-            if (err != null) {
-                metrics.miss(L1Metrics.Tier.BELOW);
-                throw StrataException.wrap(err);
-            }
+        return readBelow(chunk, io, (long) index * b, b).thenApply(buf -> {
             try {
                 int n = Math.min(b, buf.readableBytes());
                 ByteBuf copy = BlockBuf.allocate(n);
