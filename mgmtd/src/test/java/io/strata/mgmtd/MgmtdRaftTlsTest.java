@@ -2,6 +2,7 @@ package io.strata.mgmtd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.strata.config.ConfigException;
 import io.strata.config.TlsConfig;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -51,12 +53,16 @@ class MgmtdRaftTlsTest {
 
     /** {@code name}'s certificate from {@code issuer}, its key and {@code issuer}'s certificate, as {@code [tls]} files. */
     TlsConfig tls(CertificateAuthority issuer, String name) throws IOException {
+        return tls(issuer, name, TlsEngine.JDK);
+    }
+
+    TlsConfig tls(CertificateAuthority issuer, String name, TlsEngine engine) throws IOException {
         Path d = PrivateFiles.createDirectories(dir.resolve("tls-" + name));
         CertificateAuthority.Issued i = issuer.issue(name, CertificateAuthority.localHosts(), Instant.now(), Duration.ofDays(1));
         Path key = Files.writeString(PrivateFiles.createFile(d.resolve(name + ".key")), i.keyPem());
         Path cert = Files.writeString(d.resolve(name + ".pem"), i.certificatePem());
         Path caFile = Files.writeString(d.resolve("ca.pem"), issuer.certificatePem());
-        return new TlsConfig(true, cert, key, caFile, TlsEngine.JDK);
+        return new TlsConfig(true, cert, key, caFile, engine);
     }
 
     NodeContext ctx(String name, TlsConfig tls) {
@@ -80,10 +86,13 @@ class MgmtdRaftTlsTest {
         return ("{\"job\":\"j" + i + "\"}").getBytes(StandardCharsets.UTF_8);
     }
 
-    @Test
-    void aGroupOnMutualTlsCommitsAcrossALeaderFailover() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TlsEngine.class)
+    void aGroupOnMutualTlsCommitsAcrossALeaderFailover(TlsEngine engine) throws Exception {
+        assumeTrue(engine == TlsEngine.JDK || io.netty.handler.ssl.OpenSsl.isAvailable()
+                && org.apache.ratis.thirdparty.io.netty.handler.ssl.OpenSsl.isAvailable(), "BoringSSL does not load here");
         for (MgmtdConfig c : Managers.group(dir, 3, T)) {
-            start(c.withTls(tls(ca, c.id())));
+            start(c.withTls(tls(ca, c.id(), engine)));
         }
         MgmtdServer first = Eventually.value("a leader", T, this::leader);
         MgmtdClient client = new MgmtdClient(ctx("client", tls(ca, "client")), servers.stream().map(MgmtdServer::rpcAddress).toList());
