@@ -154,6 +154,27 @@ class MgmtdRaftTlsTest {
     }
 
     @Test
+    void theDaemonConfigsTlsTableReachesTheRaftPort() throws Exception {
+        TlsConfig files = tls(ca, "m1");
+        String toml = """
+                [mgmtd]
+                id = "m1"
+                raft = "127.0.0.1:0"
+                [tls]
+                cert-file = "%s"
+                key-file = "%s"
+                ca-file = "%s"
+                engine = "jdk"
+                """.formatted(files.certFile(), files.keyFile(), files.caFile());
+        MgmtdConfig c = MgmtdConfig.read(io.strata.config.ConfigNode.parse(toml, "mgmtd.toml"),
+                Managers.loopback(Managers.freePort()), dir.resolve("m1"), io.strata.core.rpc.RpcOptions.DEFAULTS);
+        assertThat(c.tls()).as("[tls] of the manager's config").isEqualTo(files);
+        MgmtdConfig plain = MgmtdConfig.read(io.strata.config.ConfigNode.parse("[mgmtd]\nid = \"m1\"\n", "mgmtd.toml"),
+                Managers.loopback(Managers.freePort()), dir.resolve("m1"), io.strata.core.rpc.RpcOptions.DEFAULTS);
+        assertThat(plain.tls().enabled()).as("no [tls]: plaintext Ratis").isFalse();
+    }
+
+    @Test
     void aKeyFileThatCannotBeReadIsRefusedAtStart() throws Exception {
         TlsConfig good = tls(ca, "m1");
         TlsConfig missingKey = new TlsConfig(true, good.certFile(), dir.resolve("nope.key"), good.caFile(), TlsEngine.JDK);
