@@ -1,6 +1,11 @@
 package io.strata.harness;
 
+import io.strata.config.TlsConfig;
 import io.strata.core.NodeContext;
+import io.strata.core.tls.CertificateAuthority;
+import io.strata.core.tls.TlsContext;
+import io.strata.core.tls.TlsEngine;
+import io.strata.store.PrivateFiles;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.protocol.mgmtd.MgmtdClient;
@@ -10,8 +15,10 @@ import io.strata.core.util.Eventually;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,16 +34,23 @@ import java.util.List;
  *     ... NodeAgent.start(ctx, c, ManagerRoutingSource.start(ctx, c), nodeInfo, targets) ...
  * }
  * }</pre>
+ *
+ * <p>With {@link Builder#tls(CertificateAuthority)} every peer gets a certificate of that CA (its
+ * {@code [tls]} files under its data directory) and speaks mutual TLS on both its RPC and its
+ * Ratis port; a client takes {@link #clientTls(String)}.
  */
 public final class MiniMgmtdCluster implements AutoCloseable {
     private final List<MgmtdConfig> configs;
     private final long seed;
     private final MgmtdServer[] servers;
     private final NodeContext[] contexts;
+    /** The CA the peers' certificates come from; null: plaintext. */
+    private final CertificateAuthority ca;
 
-    private MiniMgmtdCluster(List<MgmtdConfig> configs, long seed) {
+    private MiniMgmtdCluster(List<MgmtdConfig> configs, long seed, CertificateAuthority ca) {
         this.configs = configs;
         this.seed = seed;
+        this.ca = ca;
         this.servers = new MgmtdServer[configs.size()];
         this.contexts = new NodeContext[configs.size()];
     }
@@ -57,6 +71,19 @@ public final class MiniMgmtdCluster implements AutoCloseable {
     /** "host:port,host:port" for command lines and configs. */
     public String addressList() {
         return String.join(",", addresses().stream().map(a -> a.getHostString() + ":" + a.getPort()).toList());
+    }
+
+    /** A client's side of mutual TLS with the peers: a certificate for {@code name} from the cluster's CA (TLS clusters only). */
+    public TlsContext clientTls(String name) {
+        if (ca == null) {
+            throw new IllegalStateException("this cluster manager runs without TLS");
+        }
+        CertificateAuthority.Issued i = ca.issue(name, CertificateAuthority.localHosts(), Instant.now(), Duration.ofDays(1));
+        try {
+            return TlsContext.of(List.of(i.certificate()), i.key(), List.of(ca.certificate()), TlsEngine.JDK);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     public int size() {
@@ -111,8 +138,8 @@ public final class MiniMgmtdCluster implements AutoCloseable {
         }
         MgmtdConfig c = configs.get(i);
         long s = seed ^ (31L * (i + 1));
-        contexts[i] = NodeContext.builder("mgmtd-" + c.id()).seed(s).faults(new FaultInjector(s))
-                .eventLoopThreads(1).blockingThreads(2).schedulerThreads(2).build();
+        contexts[i] = c.tls().applyTo(NodeContext.builder("mgmtd-" + c.id()).seed(s).faults(new FaultInjector(s))
+                .eventLoopThreads(1).blockingThreads(2).schedulerThreads(2)).build();
         try {
             servers[i] = MgmtdServer.start(contexts[i], c);
         } catch (IOException e) {
@@ -136,6 +163,7 @@ public final class MiniMgmtdCluster implements AutoCloseable {
         private int autoTable;
         private long snapshotEvery = 1000;
         private long seed = 1;
+        private CertificateAuthority ca;
 
         private Builder(Path dir) {
             this.dir = dir;
@@ -172,6 +200,12 @@ public final class MiniMgmtdCluster implements AutoCloseable {
             return this;
         }
 
+        /** Mutual TLS on every peer's RPC and Ratis ports, with certificates {@code ca} issues (null: plaintext). */
+        public Builder tls(CertificateAuthority ca) {
+            this.ca = ca;
+            return this;
+        }
+
         /** Starts every peer and waits for a leader. */
         public MiniMgmtdCluster start() {
             List<MgmtdConfig.Peer> ps = new ArrayList<>();
@@ -181,14 +215,31 @@ public final class MiniMgmtdCluster implements AutoCloseable {
             List<MgmtdConfig> cfgs = new ArrayList<>();
             for (MgmtdConfig.Peer p : ps) {
                 cfgs.add(new MgmtdConfig(p.id(), ps, dir.resolve(p.id()), lease, lease.dividedBy(5),
-                        Duration.ofMillis(Math.max(10, lease.toMillis() / 40)), election, snapshotEvery, autoTable, RpcOptions.DEFAULTS));
+                        Duration.ofMillis(Math.max(10, lease.toMillis() / 40)), election, snapshotEvery, autoTable, RpcOptions.DEFAULTS,
+                        ca == null ? TlsConfig.OFF : tlsFiles(dir.resolve(p.id()), p.id())));
             }
-            return Lifecycle.startOrClose(new MiniMgmtdCluster(cfgs, seed), m -> {
+            return Lifecycle.startOrClose(new MiniMgmtdCluster(cfgs, seed, ca), m -> {
                 for (int i = 0; i < peers; i++) {
                     m.start(i);
                 }
                 m.awaitLeader(Duration.ofSeconds(30));
             });
+        }
+
+        /** The peer's {@code [tls]} files under its data directory: certificate, key (0600), the CA's certificate. */
+        private TlsConfig tlsFiles(Path data, String id) {
+            try {
+                Path d = PrivateFiles.createDirectories(PrivateFiles.createDirectories(data).resolve("tls"));
+                CertificateAuthority.Issued i = ca.issue("mgmtd-" + id, CertificateAuthority.localHosts(), Instant.now(), Duration.ofDays(1));
+                Path key = d.resolve(id + ".key");
+                Files.deleteIfExists(key);
+                Files.writeString(PrivateFiles.createFile(key), i.keyPem());
+                Path cert = Files.writeString(d.resolve(id + ".pem"), i.certificatePem());
+                Path caFile = Files.writeString(d.resolve("ca.pem"), ca.certificatePem());
+                return new TlsConfig(true, cert, key, caFile, TlsEngine.JDK);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
 
         private static InetSocketAddress loopback(int port) {

@@ -11,6 +11,11 @@ import io.strata.placement.NodeAgent;
 import io.strata.placement.ManagerRoutingSource;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import io.strata.core.util.Eventually;
+import io.strata.core.util.Futures;
+import io.strata.core.tls.CertificateAuthority;
+import io.strata.protocol.mgmtd.StoredHint;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,6 +62,27 @@ class MiniMgmtdClusterTest {
             for (int i = closers.size() - 1; i >= 0; i--) {
                 closers.get(i).close();
             }
+        }
+    }
+
+    @Test
+    void aManagerGroupOnMutualTlsFailsOverAndARestartedPeerCatchesUp() throws Exception {
+        Duration t = Duration.ofSeconds(30);
+        CertificateAuthority ca = CertificateAuthority.generate("test-ca", Instant.now(), Duration.ofDays(1));
+        try (MiniMgmtdCluster m = MiniMgmtdCluster.builder(dir).peers(3).tls(ca).start();
+             NodeContext ctx = NodeContext.builder("scheduler").seed(5).tls(m.clientTls("scheduler")).build();
+             MgmtdClient c = new MgmtdClient(ctx, m.addresses())) {
+            List<StoredHint> put = new ArrayList<>();
+            put.add(Futures.join(c.putHintAsync(0, 0, "{\"job\":\"a\"}".getBytes(StandardCharsets.UTF_8)), t));
+            int first = m.awaitLeader(t);
+            m.stop(first);
+            int second = m.awaitLeader(t);
+            assertThat(second).as("a new leader among the other two").isNotEqualTo(first);
+            put.add(Futures.join(c.putHintAsync(0, 0, "{\"job\":\"b\"}".getBytes(StandardCharsets.UTF_8)), t));
+            // the old leader comes back from its disk, still on TLS, and receives what it missed
+            m.start(first);
+            Eventually.await("the restarted peer caught up", t, () -> m.peer(first).hints().equals(put));
+            assertThat(Futures.join(c.hintsAsync(), t)).as("hints through the leader").isEqualTo(put);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.strata.mgmtd;
 
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
+import io.strata.config.TlsConfig;
 import io.strata.core.rpc.RpcOptions;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -30,9 +31,18 @@ import java.util.Set;
  * raft = "127.0.0.1:9870"
  * rpc = "127.0.0.1:9871"
  * </pre>
+ * The {@code [tls]} table (see {@link TlsConfig}) protects the Ratis port as well as the RPC
+ * one: with it, the peers speak mutual TLS with each other using the same certificate, key and
+ * CA, and refuse any peer whose certificate the cluster CA did not sign.
  */
 public record MgmtdConfig(String id, List<Peer> peers, Path data, Duration lease, Duration heartbeat, Duration leaseCheck,
-                          Duration electionTimeout, long snapshotEvery, int autoTableReplicas, RpcOptions rpc) {
+                          Duration electionTimeout, long snapshotEvery, int autoTableReplicas, RpcOptions rpc, TlsConfig tls) {
+
+    /** A peer whose Ratis port is plaintext. */
+    public MgmtdConfig(String id, List<Peer> peers, Path data, Duration lease, Duration heartbeat, Duration leaseCheck,
+                       Duration electionTimeout, long snapshotEvery, int autoTableReplicas, RpcOptions rpc) {
+        this(id, peers, data, lease, heartbeat, leaseCheck, electionTimeout, snapshotEvery, autoTableReplicas, rpc, TlsConfig.OFF);
+    }
 
     /** One peer of the manager group: its Ratis address and its Strata RPC address. */
     public record Peer(String id, InetSocketAddress raft, InetSocketAddress rpc) {
@@ -49,6 +59,9 @@ public record MgmtdConfig(String id, List<Peer> peers, Path data, Duration lease
 
     public MgmtdConfig {
         peers = List.copyOf(peers);
+        if (tls == null) {
+            throw new IllegalArgumentException("mgmtd: tls is required (TlsConfig.OFF for plaintext)");
+        }
         if (peers.size() != 1 && peers.size() != 3 && peers.size() != 5) {
             throw new IllegalArgumentException("mgmtd.peers: 1, 3 or 5 peers, got " + peers.size());
         }
@@ -81,22 +94,27 @@ public record MgmtdConfig(String id, List<Peer> peers, Path data, Duration lease
     }
 
     public MgmtdConfig withAutoTableReplicas(int r) {
-        return new MgmtdConfig(id, peers, data, lease, heartbeat, leaseCheck, electionTimeout, snapshotEvery, r, rpc);
+        return new MgmtdConfig(id, peers, data, lease, heartbeat, leaseCheck, electionTimeout, snapshotEvery, r, rpc, tls);
     }
 
     public MgmtdConfig withSnapshotEvery(long n) {
-        return new MgmtdConfig(id, peers, data, lease, heartbeat, leaseCheck, electionTimeout, n, autoTableReplicas, rpc);
+        return new MgmtdConfig(id, peers, data, lease, heartbeat, leaseCheck, electionTimeout, n, autoTableReplicas, rpc, tls);
     }
 
     public MgmtdConfig withElectionTimeout(Duration d) {
-        return new MgmtdConfig(id, peers, data, lease, heartbeat, leaseCheck, d, snapshotEvery, autoTableReplicas, rpc);
+        return new MgmtdConfig(id, peers, data, lease, heartbeat, leaseCheck, d, snapshotEvery, autoTableReplicas, rpc, tls);
     }
 
     public MgmtdConfig withLeaseCheck(Duration d) {
-        return new MgmtdConfig(id, peers, data, lease, heartbeat, d, electionTimeout, snapshotEvery, autoTableReplicas, rpc);
+        return new MgmtdConfig(id, peers, data, lease, heartbeat, d, electionTimeout, snapshotEvery, autoTableReplicas, rpc, tls);
     }
 
-    /** Reads {@code [mgmtd]}; {@code listen} and {@code data} come from {@code [node]}. */
+    /** This peer with mutual TLS on its Ratis port ({@link TlsConfig#OFF}: plaintext). */
+    public MgmtdConfig withTls(TlsConfig t) {
+        return new MgmtdConfig(id, peers, data, lease, heartbeat, leaseCheck, electionTimeout, snapshotEvery, autoTableReplicas, rpc, t);
+    }
+
+    /** Reads {@code [mgmtd]} and {@code [tls]}; {@code listen} and {@code data} come from {@code [node]}. */
     public static MgmtdConfig read(ConfigNode root, InetSocketAddress listen, Path data, RpcOptions rpc) {
         ConfigNode m = root.section("mgmtd");
         String id = m.string("id", "m1");
@@ -122,7 +140,7 @@ public record MgmtdConfig(String id, List<Peer> peers, Path data, Duration lease
             peers.add(new Peer(id, raft, listen));
         }
         try {
-            return new MgmtdConfig(id, peers, data, lease, heartbeat, check, election, snapshotEvery, auto, rpc);
+            return new MgmtdConfig(id, peers, data, lease, heartbeat, check, election, snapshotEvery, auto, rpc, TlsConfig.read(root));
         } catch (IllegalArgumentException e) {
             throw new ConfigException("mgmtd", e.getMessage());
         }

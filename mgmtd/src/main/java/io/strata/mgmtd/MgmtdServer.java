@@ -94,6 +94,10 @@ import org.slf4j.LoggerFactory;
  * <p>Routing is pushed by long poll: {@link MgmtdMessage.GetRouting} with a wait parks until
  * the applied routing version passes the caller's.
  *
+ * <p>With {@code [tls]} on, the Ratis port speaks mutual TLS with the peer's certificate and
+ * the cluster CA ({@link RaftTls}), like the RPC port: only peers the CA vouches for vote,
+ * append or install snapshots.
+ *
  * <p>Scheduler hints are kept for the stateless scheduler hooks: puts and deletes are log
  * entries like any change (but never wake routing watchers), reads page through the leader's
  * applied state.
@@ -159,6 +163,7 @@ public final class MgmtdServer implements AutoCloseable {
                 .setGroup(RaftGroup.valueOf(GROUP, raftPeers))
                 .setStateMachine(sm)
                 .setProperties(props)
+                .setParameters(RaftTls.parameters(cfg.tls()))
                 .setOption(java.nio.file.Files.isDirectory(ratis.resolve(GROUP.getUuid().toString()))
                         ? org.apache.ratis.server.storage.RaftStorage.StartupOption.RECOVER
                         : org.apache.ratis.server.storage.RaftStorage.StartupOption.FORMAT)
@@ -207,8 +212,8 @@ public final class MgmtdServer implements AutoCloseable {
         this.leaseTask = ctx.scheduler().scheduleWithFixedDelay(this::checkLeasesQuietly, check, check, TimeUnit.NANOSECONDS);
         this.revokedTask = ctx.verifier().isEmpty() ? null : ctx.scheduler().scheduleWithFixedDelay(this::applyRevoked,
                 0, REVOKED_EVERY.toNanos(), TimeUnit.NANOSECONDS);
-        LOG.info("{}: cluster manager peer {} up: raft {}, rpc {}, {} peer(s), lease {}", ctx.name(), cfg.id(),
-                cfg.self().raft(), rpc.address(), cfg.peers().size(), cfg.lease());
+        LOG.info("{}: cluster manager peer {} up: raft {} ({}), rpc {}, {} peer(s), lease {}", ctx.name(), cfg.id(),
+                cfg.self().raft(), cfg.tls().enabled() ? "mutual TLS" : "plaintext", rpc.address(), cfg.peers().size(), cfg.lease());
     }
 
     /**
@@ -223,7 +228,8 @@ public final class MgmtdServer implements AutoCloseable {
             MgmtdConfig.Peer p = cfg.self();
             cfg = new MgmtdConfig(cfg.id(), List.of(new MgmtdConfig.Peer(p.id(),
                     InetSocketAddress.createUnresolved(p.raft().getHostString(), freePort()), p.rpc())), cfg.data(), cfg.lease(),
-                    cfg.heartbeat(), cfg.leaseCheck(), cfg.electionTimeout(), cfg.snapshotEvery(), cfg.autoTableReplicas(), cfg.rpc());
+                    cfg.heartbeat(), cfg.leaseCheck(), cfg.electionTimeout(), cfg.snapshotEvery(), cfg.autoTableReplicas(), cfg.rpc(),
+                    cfg.tls());
         }
         return new MgmtdServer(ctx, cfg);
     }
