@@ -45,8 +45,10 @@ public record L1Config(String name, DataSize memory, DataSize blockSize, Duratio
     public static final DataSize MAX_BLOCK = DataSize.ofMiB(16);
 
     /**
-     * What a small read (at most a quarter of a block, inside one block) that misses memory and
-     * NVMe fetches from the tier below. {@code RANGE}: only its bytes, until the block's misses
+     * What a small read (at most a quarter of a block, inside one block, not at its start) that
+     * misses memory and NVMe fetches from the tier below. A miss at a block's start always loads
+     * the block: a small file read whole, or a file read in order, whose block is then cached
+     * at once. {@code RANGE}: only its bytes, until the block's misses
      * have fetched as much as the block would have cost (each counted as at least 64 KiB), then
      * the whole block, cached (a ski rental: never more than twice the cheaper choice). A
      * dataloader's random samples over a data set larger than the cache then move about the

@@ -293,9 +293,11 @@ public final class L1Tier implements Tier {
      * ({@link NvmeStore#readRange}) and does not promote the block to memory. Random small reads
      * over a data set larger than memory (a dataloader's samples) would otherwise read and
      * checksum a whole block per read (256 times the bytes of a 4 KiB read in a 1 MiB block) and
-     * churn the memory tier. A miss in both fetches only the range until the block's ranges have
-     * cost as much as the block, then the whole block, cached ({@link L1Config.SmallMiss#RANGE},
-     * see {@link #rented}), or the whole block at once ({@code BLOCK}). Returns an owned buffer.
+     * churn the memory tier. A miss in both that starts inside the block fetches only the range
+     * until the block's ranges have cost as much as the block, then the whole block, cached
+     * ({@link L1Config.SmallMiss#RANGE}, see {@link #rented}); one at the block's start (a small
+     * file read whole, a file read in order) loads the whole block, as every miss does under
+     * {@code BLOCK}. Returns an owned buffer.
      */
     private CompletableFuture<ByteBuf> smallRead(ChunkAddress chunk, IoOptions io, int index, int b, long offset, int length) {
         BlockKey k = new BlockKey(chunk.id().inode().value(), io.dataVersion(), chunk.id().index(), index);
@@ -319,7 +321,10 @@ public final class L1Tier implements Tier {
                     return slice(shared(k, chunk, io, b, false), index, b, offset, length);
                 });
             }
-            if (!joining && config.smallMiss() == L1Config.SmallMiss.RANGE) {
+            // a miss at a block's start loads the block, as does any miss under "block": a small
+            // file read whole, or a file read in order (the rest of the block follows, or the
+            // file ends in it); a miss inside a block rents its range first (see #rented)
+            if (!joining && config.smallMiss() == L1Config.SmallMiss.RANGE && offset != (long) index * b) {
                 AtomicLong paid = rented.get(k, x -> new AtomicLong());
                 if (paid.get() < b) {
                     paid.addAndGet(Math.max(length, RANGE_COST_FLOOR));

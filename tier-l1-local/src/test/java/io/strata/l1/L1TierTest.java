@@ -178,8 +178,8 @@ class L1TierTest extends FileTierFixture {
                 byte[] got = Buffers.drain(Futures.join(reads.get(i), Fixture.T));
                 assertThat(got).isEqualTo(Arrays.copyOfRange(data, i * 100, i * 100 + 100));
             }
-            // range: the first miss fetches its 100 bytes, the second loads the block, which the other 14 share
-            assertThat(gated.reads.get()).isEqualTo(smallMiss == L1Config.SmallMiss.RANGE ? 2 : 1);
+            // the first read starts at the block: it loads the block (under either rule), the other 15 share it
+            assertThat(gated.reads.get()).isEqualTo(1);
         }
     }
 
@@ -202,6 +202,11 @@ class L1TierTest extends FileTierFixture {
             // a write elsewhere gives the file a new data version: its blocks, and its first misses, start afresh
             assertThat(read(l, c, 100, 100, io(2))).isEqualTo(Arrays.copyOfRange(data, 100, 200));
             assertThat(counting.readLength.get()).isEqualTo(1000 + CHUNK + 100);
+            // a small miss at a block's start (a small file read whole, a file read in order) loads the block at once
+            assertThat(read(l, c, 0, 4096, io(3))).isEqualTo(Arrays.copyOfRange(data, 0, 4096));
+            assertThat(counting.readLength.get()).isEqualTo(1000 + CHUNK + 100 + CHUNK);
+            assertThat(read(l, c, 9000, 100, io(3))).isEqualTo(Arrays.copyOfRange(data, 9000, 9100));
+            assertThat(counting.readLength.get()).as("then cached").isEqualTo(1000 + CHUNK + 100 + CHUNK);
         }
         CountingTier blocks = new CountingTier(below);
         try (L1Tier l = new L1Tier(ctx, Fixture.config("b", DataSize.ofMiB(4), block, null, null).withSmallMiss(L1Config.SmallMiss.BLOCK),
