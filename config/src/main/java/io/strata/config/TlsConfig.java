@@ -78,14 +78,26 @@ public record TlsConfig(boolean enabled, Path certFile, Path keyFile, Path caFil
         if (!enabled) {
             return Optional.empty();
         }
-        List<X509Certificate> chain = read("tls.cert-file", () -> Pem.readCertificates(certFile));
-        PrivateKey key = read("tls.key-file", () -> Pem.readPrivateKey(keyFile));
-        List<X509Certificate> ca = read("tls.ca-file", () -> Pem.readCertificates(caFile));
+        Material m = material();
         try {
-            return Optional.of(TlsContext.of(chain, key, ca, engine));
+            return Optional.of(TlsContext.of(m.chain(), m.key(), m.ca(), engine));
         } catch (IOException | RuntimeException e) {
             throw new ConfigException("tls", "cannot use " + certFile + " with " + keyFile + ": " + e.getMessage());
         }
+    }
+
+    /** What the three files hold: the certificate chain, its private key, the CA certificates. */
+    public record Material(List<X509Certificate> chain, PrivateKey key, List<X509Certificate> ca) {
+    }
+
+    /**
+     * The three files' contents, read now (for a TLS stack other than {@link TlsContext}'s, such
+     * as Ratis's); a file that cannot be read names its key.
+     */
+    public Material material() {
+        return new Material(read("tls.cert-file", () -> Pem.readCertificates(certFile)),
+                read("tls.key-file", () -> Pem.readPrivateKey(keyFile)),
+                read("tls.ca-file", () -> Pem.readCertificates(caFile)));
     }
 
     private interface Reader<T> {

@@ -2,10 +2,7 @@ package io.strata.mgmtd;
 
 import io.strata.config.ConfigException;
 import io.strata.config.TlsConfig;
-import io.strata.core.tls.Pem;
 import io.strata.core.tls.TlsEngine;
-import java.io.IOException;
-import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import org.apache.ratis.conf.Parameters;
@@ -49,9 +46,9 @@ final class RaftTls {
     }
 
     static GrpcTlsConfig conf(TlsConfig tls) {
-        List<X509Certificate> chain = read("tls.cert-file", () -> Pem.readCertificates(tls.certFile()));
-        PrivateKey key = read("tls.key-file", () -> Pem.readPrivateKey(tls.keyFile()));
-        List<X509Certificate> ca = read("tls.ca-file", () -> Pem.readCertificates(tls.caFile()));
+        TlsConfig.Material m = tls.material();
+        List<X509Certificate> chain = m.chain();
+        List<X509Certificate> ca = m.ca();
         if (chain.isEmpty()) {
             throw new ConfigException("tls.cert-file", "holds no certificate: " + tls.certFile());
         }
@@ -61,7 +58,7 @@ final class RaftTls {
         return GrpcTlsConfig.newBuilder()
                 .setName("strata-mgmtd-raft")
                 .setKeyCertificates(new TlsConf.CertificatesConf(chain))
-                .setPrivateKey(new TlsConf.PrivateKeyConf(key))
+                .setPrivateKey(new TlsConf.PrivateKeyConf(m.key()))
                 .setTrustCertificates(new TlsConf.CertificatesConf(ca))
                 .setMutualTls(true)
                 .setSslProvider(provider(tls.engine()))
@@ -79,17 +76,5 @@ final class RaftTls {
                     + (why == null ? "unknown reason" : why.getMessage()));
         }
         return SslProvider.OPENSSL;
-    }
-
-    private interface Reader<T> {
-        T read() throws IOException;
-    }
-
-    private static <T> T read(String key, Reader<T> r) {
-        try {
-            return r.read();
-        } catch (IOException | RuntimeException e) {
-            throw new ConfigException(key, "cannot read it: " + e.getMessage());
-        }
     }
 }
