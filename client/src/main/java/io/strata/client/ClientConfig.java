@@ -7,13 +7,17 @@ import io.strata.config.RpcConfig;
 import io.strata.core.DataSize;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.l1.L1Config;
+import io.strata.core.tier.QosClass;
 import io.strata.l3.ReadPolicy;
+import io.strata.l3.StorageClientOptions;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.placement.StaticRoutingSource;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -32,6 +36,8 @@ import java.util.Optional;
  * write-buffer = "4MiB"           # contiguous writes gathered per file before they are sent (0: off)
  * write-buffer-total = "256MiB"   # all files' gathered writes; past it writes go straight through
  * dentry-ttl = "1s"               # how long a directory's path -> inode is reused (0: never)
+ * [client.in-flight]              # bytes each QoS class may have in flight to the storage nodes (0: no limit)
+ * checkpoint = "32MiB"            # defaults: checkpoint 32MiB, prefetch 16MiB, background 16MiB, others none
  * [routing]                       # instead of mgmtd: a static chain table (see StaticRoutingSource)
  * [l1]                            # optional: the node's L1 cache (see L1Config); absent: no L1
  * [rpc]                           # RPC settings (see RpcConfig)
@@ -43,7 +49,8 @@ import java.util.Optional;
 public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetSocketAddress> mgmtd,
                            Optional<RoutingInfo> staticRouting, Duration ioTimeout, Duration metaTimeout,
                            Duration attemptTimeout, ReadPolicy readPolicy, DataSize readahead, DataSize writeBuffer,
-                           DataSize writeBufferTotal, Duration dentryTtl, Optional<L1Config> l1, RpcOptions rpc) {
+                           DataSize writeBufferTotal, Duration dentryTtl, Optional<L1Config> l1, RpcOptions rpc,
+                           Map<QosClass, Long> inFlight) {
 
     public ClientConfig {
         if (name == null || !name.matches("[A-Za-z0-9._-]+")) {
@@ -70,6 +77,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
             throw new ConfigException("client.write-buffer-total", "must hold at least one write buffer (" + writeBuffer + "), got "
                     + writeBufferTotal);
         }
+        inFlight = Map.copyOf(inFlight);
         if (dentryTtl.isNegative()) {
             throw new ConfigException("client.dentry-ttl", "must not be negative");
         }
@@ -85,14 +93,16 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
     public static ClientConfig of(List<InetSocketAddress> meta, RoutingInfo routing) {
         return new ClientConfig("client", meta, List.of(), Optional.of(routing), Duration.ofSeconds(30), Duration.ofSeconds(30),
                 Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
-                Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS);
+                Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
+                StorageClientOptions.DEFAULT_IN_FLIGHT);
     }
 
     /** Defaults with the given meta addresses and cluster manager peers. */
     public static ClientConfig ofManager(List<InetSocketAddress> meta, List<InetSocketAddress> mgmtd) {
         return new ClientConfig("client", meta, mgmtd, Optional.empty(), Duration.ofSeconds(30), Duration.ofSeconds(30),
                 Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
-                Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS);
+                Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
+                StorageClientOptions.DEFAULT_IN_FLIGHT);
     }
 
     /**
@@ -117,13 +127,19 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         DataSize wbTotal = c.size("write-buffer-total", DataSize.ofMiB(256), DataSize.ZERO, DataSize.ofGiB(64));
         Duration dentry = c.duration("dentry-ttl", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1));
         Optional<L1Config> l1 = root.has("l1") ? Optional.of(L1Config.read(root.section("l1"))) : Optional.empty();
+        Map<QosClass, Long> inFlight = new EnumMap<>(QosClass.class);
+        ConfigNode budgets = c.section("in-flight");
+        for (QosClass q : QosClass.values()) {
+            long def = StorageClientOptions.DEFAULT_IN_FLIGHT.getOrDefault(q, 0L);
+            inFlight.put(q, budgets.size(q.policyName(), DataSize.ofBytes(def), DataSize.ZERO, DataSize.ofGiB(64)).bytes());
+        }
         RpcOptions rpc;
         try {
             rpc = RpcConfig.read(root.section("rpc"));
         } catch (IllegalArgumentException e) {
             throw new ConfigException("rpc", e.getMessage());
         }
-        return new ClientConfig(name, meta, mgmtd, routing, io, metaTimeout, attempt, policy, readahead, wb, wbTotal, dentry, l1, rpc);
+        return new ClientConfig(name, meta, mgmtd, routing, io, metaTimeout, attempt, policy, readahead, wb, wbTotal, dentry, l1, rpc, inFlight);
     }
 
     private static List<InetSocketAddress> addresses(ConfigNode c, String key) {
@@ -142,46 +158,51 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
 
     public ClientConfig withName(String n) {
         return new ClientConfig(n, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight);
     }
 
     public ClientConfig withIoTimeout(Duration d) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, d, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight);
     }
 
     public ClientConfig withAttemptTimeout(Duration d) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, d, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight);
     }
 
     public ClientConfig withReadahead(DataSize s) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, s,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight);
     }
 
     public ClientConfig withWriteBuffer(DataSize perFile, DataSize total) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                perFile, total, dentryTtl, l1, rpc);
+                perFile, total, dentryTtl, l1, rpc, inFlight);
     }
 
     public ClientConfig withDentryTtl(Duration d) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, d, l1, rpc);
+                writeBuffer, writeBufferTotal, d, l1, rpc, inFlight);
     }
 
     public ClientConfig withReadPolicy(ReadPolicy p) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, p, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight);
     }
 
     public ClientConfig withL1(L1Config c) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, Optional.ofNullable(c), rpc);
+                writeBuffer, writeBufferTotal, dentryTtl, Optional.ofNullable(c), rpc, inFlight);
+    }
+
+    public ClientConfig withInFlight(Map<QosClass, Long> limits) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, limits);
     }
 
     public ClientConfig withMeta(List<InetSocketAddress> m) {
         return new ClientConfig(name, m, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight);
     }
 }

@@ -164,7 +164,7 @@ public final class StrataFileSystem implements AutoCloseable {
     static StrataFileSystem create(NodeContext ctx, ClientConfig config, Meta meta, RoutingSource routing,
                                    List<AutoCloseable> closeables, java.util.function.UnaryOperator<Tier> wrapL3) {
         Tier l3 = wrapL3.apply(new StorageClient(ctx, routing, config.rpc(), StorageClientOptions.DEFAULTS
-                .withAttemptTimeout(config.attemptTimeout()).withReadPolicy(config.readPolicy())));
+                .withAttemptTimeout(config.attemptTimeout()).withReadPolicy(config.readPolicy()).withInFlight(config.inFlight())));
         TierStack.Builder stack = TierStack.over(l3);
         // Every file passes L2: a staged file's chunks live there, and any file may have been
         // prefetched there for a job (its open says where); other calls go straight below.

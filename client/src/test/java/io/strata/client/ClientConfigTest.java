@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.core.DataSize;
+import io.strata.core.tier.QosClass;
 import io.strata.l3.ReadPolicy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -49,6 +50,10 @@ class ClientConfigTest {
                 write-buffer = "8MiB"
                 write-buffer-total = "64MiB"
                 dentry-ttl = "0s"
+                [client.in-flight]
+                checkpoint = "8MiB"
+                training-read = "1GiB"
+                background = "0"
                 [l1]
                 memory = "64MiB"
                 """ + ROUTING);
@@ -62,6 +67,10 @@ class ClientConfigTest {
         assertThat(c.writeBuffer()).isEqualTo(DataSize.ofMiB(8));
         assertThat(c.dentryTtl()).isZero();
         assertThat(c.l1().orElseThrow().memory()).isEqualTo(DataSize.ofMiB(64));
+        assertThat(c.inFlight()).containsEntry(QosClass.CHECKPOINT, DataSize.ofMiB(8).bytes())
+                .containsEntry(QosClass.TRAINING_READ, DataSize.ofGiB(1).bytes())
+                .containsEntry(QosClass.BACKGROUND, 0L)
+                .containsEntry(QosClass.PREFETCH, DataSize.ofMiB(16).bytes());
     }
 
     @Test
@@ -70,6 +79,8 @@ class ClientConfigTest {
         assertThat(c.ioTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.readahead()).isEqualTo(DataSize.ofMiB(16));
         assertThat(c.l1()).isEmpty();
+        assertThat(c.inFlight()).containsEntry(QosClass.CHECKPOINT, DataSize.ofMiB(32).bytes())
+                .containsEntry(QosClass.TRAINING_READ, 0L);
         ClientConfig m = parse("[client]\nmgmtd = [\"127.0.0.1:9200\"]\n");
         assertThat(m.meta()).isEmpty();
         assertThat(m.mgmtd()).hasSize(1);
@@ -89,5 +100,9 @@ class ClientConfigTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("client.read-policy");
         assertThatThrownBy(() -> parse("[client]\nmeta = [\"127.0.0.1:1\"]\nreadahed = \"1MiB\"\n" + ROUTING))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("client.readahed");
+        assertThatThrownBy(() -> parse("[client]\nmeta = [\"127.0.0.1:1\"]\n[client.in-flight]\ncheckpoint = \"-1MiB\"\n" + ROUTING))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("client.in-flight.checkpoint");
+        assertThatThrownBy(() -> parse("[client]\nmeta = [\"127.0.0.1:1\"]\n[client.in-flight]\nbulk = \"1MiB\"\n" + ROUTING))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("client.in-flight.bulk");
     }
 }

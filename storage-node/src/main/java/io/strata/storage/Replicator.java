@@ -86,7 +86,7 @@ final class Replicator {
                         msg.length(), msg.crc32c(), msg.qos());
                 p = payload.isReadable() ? Payload.of(payload.retainedDuplicate()) : Payload.NONE;
             }
-            return rpc.call(view.nodeOf(succ.get()).address(), m, p, budget(deadlineNanos)).thenApply(r -> {
+            return rpc.call(view.nodeOf(succ.get()).address(), m, p, budget(deadlineNanos), msg.qos().lane(p.length())).thenApply(r -> {
                 try (r) {
                     return Optional.of(r.message(UpdateAcked.class));
                 }

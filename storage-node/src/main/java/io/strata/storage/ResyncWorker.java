@@ -463,7 +463,7 @@ final class ResyncWorker implements AutoCloseable {
 
         private <R extends io.strata.core.rpc.Message> CompletableFuture<R> callAsync(io.strata.protocol.storage.StorageMessage m, Payload p,
                                                                                       Class<R> type) {
-            return rpc.call(to, m, p, CALL_TIMEOUT).thenApply(r -> {
+            return rpc.call(to, m, p, CALL_TIMEOUT, RpcClient.Lane.BULK).thenApply(r -> { // catching up is background work
                 try (r) {
                     return r.message(type);
                 }

@@ -6,6 +6,7 @@ import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.TargetId;
+import io.strata.core.qos.InFlightBudget;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
@@ -14,6 +15,7 @@ import io.strata.core.InodeId;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.QosClass;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
 import io.strata.core.util.Crc32c;
@@ -58,6 +60,13 @@ import java.util.function.BiFunction;
  * Calls on different chains are independent and run in parallel. Every call gives up with the
  * last error at {@link IoOptions#timeout()}.
  *
+ * <p>QoS in the client: a transfer waits for its class's share of the bytes in flight
+ * ({@link StorageClientOptions#inFlight()}) before its first attempt; its deadline starts when
+ * it is granted, and the wait is bounded since every transfer ahead of it ends by its own
+ * deadline. It goes on the connections of the lane its class and size give
+ * ({@link QosClass#lane}), so that a dataloader's small reads never queue on a socket behind a
+ * checkpoint's payloads.
+ *
  * <p>Buffer ownership follows {@link Tier}: reads return an <b>owned</b> buffer; writes
  * <b>borrow</b> {@code data} until their future completes.
  */
@@ -69,6 +78,7 @@ public final class StorageClient implements Tier {
     private final long clientId;
     private final AtomicLong seq = new AtomicLong();
     private final AtomicInteger roundRobin = new AtomicInteger();
+    private final InFlightBudget budget;
 
     /** A client with its own connections ({@code rpc} settings), routing by {@code routing}. */
     public StorageClient(NodeContext ctx, RoutingSource routing, RpcOptions rpc, StorageClientOptions options) {
@@ -77,6 +87,7 @@ public final class StorageClient implements Tier {
         this.rpc = new RpcClient(ctx, StorageMessages.PROTOCOL, rpc);
         this.options = options;
         this.clientId = ctx.random().nextLong() | 1L;
+        this.budget = new InFlightBudget(options.inFlight(), ctx.clock(), ctx.meters());
     }
 
     /** What a read returned: the committed version served, the chunk's length then, and the bytes (owned). */
@@ -133,7 +144,9 @@ public final class StorageClient implements Tier {
         boolean hasData = kind == UpdateKind.WRITE || kind == UpdateKind.REPLACE;
         int crc = hasData ? Crc32c.of(data) : 0;
         RequestId id = new RequestId(clientId, seq.incrementAndGet());
-        return retry(io, "write " + chunk.id(), (attempt, budget) -> {
+        long bytes = hasData ? length : 0;
+        RpcClient.Lane lane = io.qos().lane(bytes);
+        return withBudget(io, bytes, () -> retry(io, "write " + chunk.id(), (attempt, budget) -> {
             RoutingInfo r = routing.current();
             ChainInfo c = r.chain(chunk.chain());
             List<TargetId> path = r.writePath(c.id());
@@ -143,11 +156,31 @@ public final class StorageClient implements Tier {
             NodeInfo head = r.nodeOf(path.get(0));
             WriteChunk m = new WriteChunk(ChunkRef.of(chunk), c.version(), id, kind, offset, length, crc, io.qos(), io.minAck());
             Payload p = hasData && data.isReadable() ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
-            return rpc.call(head.address(), m, p, budget).thenApply(resp -> {
+            return rpc.call(head.address(), m, p, budget, lane).thenApply(resp -> {
                 try (resp) {
                     return resp.message(WriteDone.class);
                 }
             });
+        }));
+    }
+
+    /**
+     * Runs {@code call} once {@code bytes} of the class's in-flight budget are granted, and
+     * returns them when it completes, however it completes.
+     */
+    private <T> CompletableFuture<T> withBudget(IoOptions io, long bytes, java.util.function.Supplier<CompletableFuture<T>> call) {
+        if (!budget.limits(io.qos())) {
+            return call.get();
+        }
+        return budget.acquire(io.qos(), bytes).thenCompose(grant -> {
+            CompletableFuture<T> f;
+            try {
+                f = call.get();
+            } catch (RuntimeException e) {
+                grant.close();
+                throw e;
+            }
+            return f.whenComplete((v, t) -> grant.close());
         });
     }
 
@@ -171,7 +204,8 @@ public final class StorageClient implements Tier {
         }
         int start = roundRobin.getAndIncrement();
         long pick = ctx.random().nextLong();
-        return retry(io, "read " + chunk.id(), (attempt, budget) -> {
+        RpcClient.Lane lane = io.qos().lane(length);
+        return withBudget(io, length, () -> retry(io, "read " + chunk.id(), (attempt, budget) -> {
             RoutingInfo r = routing.current();
             ChainInfo c = r.chain(chunk.chain());
             List<TargetId> replicas = order(r, r.readable(c.id()), start, pick, replica);
@@ -180,7 +214,7 @@ public final class StorageClient implements Tier {
             }
             TargetId t = replicas.get(attempt % replicas.size());
             ReadChunk m = new ReadChunk(ChunkRef.of(chunk), c.version(), offset, length, io.qos());
-            return rpc.call(r.nodeOf(t).address(), m, Payload.NONE, budget).thenApply(resp -> {
+            return rpc.call(r.nodeOf(t).address(), m, Payload.NONE, budget, lane).thenApply(resp -> {
                 try (resp) {
                     ReadDone d = resp.message(ReadDone.class);
                     ByteBuf data = resp.takePayload();
@@ -192,7 +226,7 @@ public final class StorageClient implements Tier {
                     return new ChunkRead(d.version(), d.chunkLength(), data);
                 }
             });
-        });
+        }));
     }
 
     /** The read order for one call: the policy's first choice, then the others in chain order. */

@@ -26,6 +26,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link RpcOptions#idleTimeout()} is replaced too, before the server closes it as idle, so that
  * a call is never sent into a connection the server is closing.
  *
+ * <p>Each peer has two {@link Lane lanes} of connections: calls in {@link Lane#BULK} (large
+ * payloads, background classes) never share a connection with calls in {@link Lane#FOREGROUND},
+ * so a small read is not queued on a socket behind megabytes of write payload sent before it.
+ *
  * <p>When the node context has {@link NodeContext#credentials() credentials}, every new
  * connection first authenticates with them, before any call goes out on it. When it has a
  * {@link NodeContext#tls() TLS context}, connections are mutual TLS, and the server's
@@ -57,6 +61,15 @@ public final class RpcClient implements AutoCloseable {
         return options;
     }
 
+    /**
+     * Which connections of a peer a call goes on. A connection delivers frames in order, so a
+     * call waits for every byte sent before it on its connection: latency-sensitive calls
+     * ({@link #FOREGROUND}) get connections of their own, apart from the bulk transfers.
+     */
+    public enum Lane {
+        FOREGROUND, BULK
+    }
+
     /** Calls {@code address} with the default timeout and no payload. */
     public CompletableFuture<Response> call(InetSocketAddress address, Message message) {
         return call(address, message, Payload.NONE, options.defaultTimeout());
@@ -68,11 +81,17 @@ public final class RpcClient implements AutoCloseable {
      * vanishes, OVERLOADED when too many calls wait, or the status the server replied with.
      */
     public CompletableFuture<Response> call(InetSocketAddress address, Message message, Payload payload, Duration timeout) {
+        return call(address, message, payload, timeout, Lane.FOREGROUND);
+    }
+
+    /** As {@link #call(InetSocketAddress, Message, Payload, Duration)}, on the connections of {@code lane}. */
+    public CompletableFuture<Response> call(InetSocketAddress address, Message message, Payload payload, Duration timeout,
+                                            Lane lane) {
         if (closed) {
             payload.release();
             return CompletableFuture.failedFuture(new StrataException(Status.SHUTTING_DOWN, "RPC client is closed"));
         }
-        return peers.computeIfAbsent(address, Peer::new).claim().call(message, payload, timeout.toNanos());
+        return peers.computeIfAbsent(address, Peer::new).claim(lane).call(message, payload, timeout.toNanos());
     }
 
     /** Calls and expects a reply of {@code type} without payload (any payload is released). */
@@ -94,7 +113,7 @@ public final class RpcClient implements AutoCloseable {
         peers.clear();
     }
 
-    /** The connections to one address. */
+    /** The connections to one address: {@code connectionsPerPeer} per lane, the lanes one after the other. */
     private final class Peer {
         private final InetSocketAddress address;
         private final List<ClientConnection> slots = new ArrayList<>();
@@ -102,7 +121,7 @@ public final class RpcClient implements AutoCloseable {
 
         Peer(InetSocketAddress address) {
             this.address = address;
-            for (int i = 0; i < options.connectionsPerPeer(); i++) {
+            for (int i = 0; i < options.connectionsPerPeer() * Lane.values().length; i++) {
                 slots.add(null);
             }
         }
@@ -112,8 +131,9 @@ public final class RpcClient implements AutoCloseable {
          * connection died, or it has been quiet so long that the server may close it as idle.
          * Claiming under the lock keeps a connection from being retired between choice and use.
          */
-        ClientConnection claim() {
-            int i = Math.floorMod(rr.getAndIncrement(), slots.size());
+        ClientConnection claim(Lane lane) {
+            int n = options.connectionsPerPeer();
+            int i = lane.ordinal() * n + Math.floorMod(rr.getAndIncrement(), n);
             synchronized (this) {
                 ClientConnection c = slots.get(i);
                 if (c != null && c.isUsable() && c.quietFor(options.idleTimeout().toNanos() / 2)) {

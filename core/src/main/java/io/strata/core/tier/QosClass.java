@@ -1,5 +1,6 @@
 package io.strata.core.tier;
 
+import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.Wire;
 import java.util.Locale;
 
@@ -19,6 +20,23 @@ public enum QosClass implements Wire.Tagged {
     @Override
     public int wireTag() {
         return tag;
+    }
+
+    /** Payloads from this size up go on the bulk lane whatever their class. */
+    public static final long BULK_PAYLOAD = 256 * 1024;
+
+    /** Whether this class is bulk work (saves, fetches ahead, drains) that others should not wait behind. */
+    public boolean bulk() {
+        return this == CHECKPOINT || this == PREFETCH || this == BACKGROUND;
+    }
+
+    /**
+     * The lane of a call in this class carrying {@code payloadBytes}: {@link RpcClient.Lane#BULK}
+     * for a bulk class or a large payload, else {@link RpcClient.Lane#FOREGROUND}, so that small
+     * reads and writes of the foreground classes never queue on a connection behind a transfer.
+     */
+    public RpcClient.Lane lane(long payloadBytes) {
+        return bulk() || payloadBytes >= BULK_PAYLOAD ? RpcClient.Lane.BULK : RpcClient.Lane.FOREGROUND;
     }
 
     /** The policy spelling: {@code interactive}, {@code training-read}, ... */

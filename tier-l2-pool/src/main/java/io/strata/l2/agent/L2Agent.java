@@ -466,7 +466,7 @@ public final class L2Agent implements AutoCloseable {
             }
             Forward f = new Forward(m.chunk(), m.epoch(), m.request(), m.kind(), next.seq(), whole, m.offset(), m.length(), m.crc32c(),
                     m.holders());
-            return rpc.call(to, f, p, config.forwardTimeout()).thenAccept(resp -> {
+            return rpc.call(to, f, p, config.forwardTimeout(), RpcClient.Lane.BULK).thenAccept(resp -> { // the second copy: bulk by nature
                 try (resp) {
                     resp.message(Forwarded.class);
                 }
