@@ -7,6 +7,7 @@ import io.strata.config.AuthConfig;
 import io.strata.config.ConfigNode;
 import io.strata.config.TlsConfig;
 import io.strata.core.NodeContext;
+import io.strata.core.trace.SlowOps;
 import io.strata.core.auth.Credentials;
 import io.strata.core.rpc.Addresses;
 import io.strata.core.tls.TlsContext;
@@ -261,7 +262,7 @@ final class ClientSource {
     /** A small context for a short-lived command that presents {@code credentials} and dials with {@code tls}. */
     static NodeContext context(String name, Optional<Credentials> credentials, Optional<TlsContext> tls) {
         return NodeContext.builder(name).eventLoopThreads(1).blockingThreads(1).credentials(credentials.orElse(null))
-                .tls(tls.orElse(null)).build();
+                .tls(tls.orElse(null)).slowOp(SlowOps.NEVER).build();
     }
 
     /** The token in {@code file}; one that cannot be read fails the command with the reason. */
@@ -276,7 +277,7 @@ final class ClientSource {
     Session connect() {
         ClientConfig cfg = load().config();
         NodeContext ctx = NodeContext.builder("strata-" + cfg.name()).eventLoopThreads(2).blockingThreads(2)
-                .credentials(credentials().orElse(null)).tls(tls().orElse(null)).build();
+                .credentials(credentials().orElse(null)).tls(tls().orElse(null)).slowOp(SlowOps.NEVER).build(); // a command: no /slow to serve
         try {
             return new Session(StrataFileSystem.connect(ctx, cfg), ctx);
         } catch (RuntimeException e) {

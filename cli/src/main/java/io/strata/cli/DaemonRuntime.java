@@ -37,13 +37,20 @@ final class DaemonRuntime implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     DaemonRuntime(String kind, NodeConfig config) throws IOException {
+        this(kind, config, Map.of());
+    }
+
+    /** A runtime whose every metric also carries {@code tags} (a mount's job), set before any meter exists. */
+    DaemonRuntime(String kind, NodeConfig config, Map<String, String> tags) throws IOException {
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         registry.config().commonTags("node", config.name(), "kind", kind);
+        tags.forEach((k, v) -> registry.config().commonTags(k, v));
         new JvmMemoryMetrics().bindTo(registry);
         new JvmGcMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
-        ctx = config.tls().applyTo(config.auth().applyTo(NodeContext.builder(config.name()).meters(registry).transport(config.transport())))
+        ctx = config.tls().applyTo(config.auth().applyTo(NodeContext.builder(config.name()).meters(registry).transport(config.transport())
+                .slowOp(config.slowOp())))
                 .build();
         if (!config.auth().enabled()) {
             LOG.warn("{}: no [auth] table in its config: authentication is off, its servers accept anyone who reaches their port", config.name());
@@ -51,7 +58,7 @@ final class DaemonRuntime implements AutoCloseable {
         if (!config.tls().enabled()) {
             LOG.warn("{}: no [tls] table in its config: its RPC connections are plaintext", config.name());
         }
-        metrics = config.metrics() == null ? null : new MetricsEndpoint(config.metrics(), registry);
+        metrics = config.metrics() == null ? null : new MetricsEndpoint(config.metrics(), registry, ctx.slowOps());
     }
 
     InetSocketAddress metricsAddress() {

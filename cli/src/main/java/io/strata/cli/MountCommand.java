@@ -39,9 +39,12 @@ import picocli.CommandLine.Parameters;
         footer = {"  strata mount --mgmtd mgmt1:9200 /mnt/strata",
                 "  strata mount --config client.toml       [client], [mount], [l1], [node]",
                 "  strata mount --root /ds /mnt/ds         show only /ds",
-                "  strata mount --fuse libfuse3 /mnt/s     1 MiB FUSE requests (JDK 22+)"})
+                "  strata mount --fuse libfuse3 /mnt/s     1 MiB FUSE requests (JDK 22+)",
+                "  strata mount --job train-42 /mnt/s      metrics tagged strata_job=train-42"})
 final class MountCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(MountCommand.class);
+    /** Not {@code job}: Prometheus gives that label to the scrape job, and would rename ours. */
+    static final String JOB_TAG = "strata_job";
 
     @Mixin
     ClientSource source;
@@ -61,6 +64,10 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--fuse", paramLabel = "LIBFUSE", description = "libfuse2 (128 KiB requests) or libfuse3 (1 MiB requests, JDK 22+); default [mount] fuse, else libfuse2.")
     String fuse;
 
+    @Option(names = "--job", paramLabel = "NAME", description = "The job this mount serves (or [client] job): every metric of "
+            + "the mount is tagged strata_job=NAME, so hit ratios, bytes per tier and latencies are per job.")
+    String job;
+
     @Option(names = "--debug", description = "libfuse debug output (every request) on stderr.")
     boolean debug;
 
@@ -73,7 +80,7 @@ final class MountCommand implements Callable<Integer> {
         ConfigNode root = loaded.root();
         NodeConfig node = withCommandLine(NodeConfig.read(root, "mount"));
         MountOptions opts = options(root);
-        ClientConfig cfg = loaded.config();
+        ClientConfig cfg = job == null ? loaded.config() : loaded.config().withJob(job);
         if (source.config != null) {
             root.rejectUnknownKeys();
         }
@@ -82,7 +89,7 @@ final class MountCommand implements Callable<Integer> {
             throw new StrataException(Status.UNSUPPORTED, "cannot mount: " + why.get()
                     + "; the native client works without FUSE: strata ls|stat|cat|put|cp|rm|mkdir");
         }
-        DaemonRuntime rt = new DaemonRuntime("mount", node);
+        DaemonRuntime rt = new DaemonRuntime("mount", node, cfg.job().map(j -> Map.of(JOB_TAG, j)).orElse(Map.of()));
         StrataFileSystem fs;
         FuseMount mount;
         try {
@@ -136,7 +143,7 @@ final class MountCommand implements Callable<Integer> {
                 : new io.strata.config.AuthConfig(n.auth().keyFile(), Optional.of(source.tokenFile));
         io.strata.config.TlsConfig tls = source.tlsConfig == null ? n.tls()
                 : io.strata.config.TlsConfig.read(ConfigNode.load(source.tlsConfig));
-        return new NodeConfig(n.name(), n.listen(), n.data(), n.transport(), n.metrics(), n.rpc(), auth, tls);
+        return new NodeConfig(n.name(), n.listen(), n.data(), n.transport(), n.metrics(), n.rpc(), auth, tls, n.slowOp());
     }
 
     private MountOptions options(ConfigNode file) {

@@ -193,6 +193,11 @@ public final class StrataFileSystem implements AutoCloseable {
         return caller;
     }
 
+    /** The slow operations of this client's process (its calls; a mount's FUSE requests). */
+    public io.strata.core.trace.SlowOps slowOps() {
+        return core.ctx().slowOps();
+    }
+
     public ClientConfig config() {
         return core.config();
     }

@@ -50,6 +50,7 @@ class ClientConfigTest {
                 write-buffer = "8MiB"
                 write-buffer-total = "64MiB"
                 dentry-ttl = "0s"
+                job = "train-42"
                 [client.in-flight]
                 checkpoint = "8MiB"
                 training-read = "1GiB"
@@ -67,6 +68,7 @@ class ClientConfigTest {
         assertThat(c.writeBuffer()).isEqualTo(DataSize.ofMiB(8));
         assertThat(c.dentryTtl()).isZero();
         assertThat(c.l1().orElseThrow().memory()).isEqualTo(DataSize.ofMiB(64));
+        assertThat(c.job()).contains("train-42");
         assertThat(c.inFlight()).containsEntry(QosClass.CHECKPOINT, DataSize.ofMiB(8).bytes())
                 .containsEntry(QosClass.TRAINING_READ, DataSize.ofGiB(1).bytes())
                 .containsEntry(QosClass.BACKGROUND, 0L)
@@ -104,5 +106,7 @@ class ClientConfigTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("client.in-flight.checkpoint");
         assertThatThrownBy(() -> parse("[client]\nmeta = [\"127.0.0.1:1\"]\n[client.in-flight]\nbulk = \"1MiB\"\n" + ROUTING))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("client.in-flight.bulk");
+        assertThatThrownBy(() -> parse("[client]\nmeta = [\"127.0.0.1:1\"]\njob = \"a job\"\n" + ROUTING))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("client.job");
     }
 }

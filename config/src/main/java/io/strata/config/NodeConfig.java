@@ -2,8 +2,10 @@ package io.strata.config;
 
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.rpc.Transport;
+import io.strata.core.trace.SlowOps;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * What every daemon's config file starts with:
@@ -13,14 +15,15 @@ import java.nio.file.Path;
  * listen = "127.0.0.1:9100"  # RPC address (port 0 = any free port)
  * data = "/var/lib/strata/storage-1"
  * transport = "auto"         # auto | nio | epoll | io_uring
- * metrics = "127.0.0.1:9190" # optional Prometheus endpoint
+ * metrics = "127.0.0.1:9190" # optional Prometheus endpoint (and /slow: recent slow operations)
+ * slow-op = "200ms"          # an operation this long is kept and logged as slow (with its trace id)
  * [rpc]                      # see RpcConfig
  * [auth]                     # see AuthConfig; absent: authentication off
  * [tls]                      # see TlsConfig; absent: plaintext RPC
  * </pre>
  */
 public record NodeConfig(String name, InetSocketAddress listen, Path data, Transport transport,
-                         InetSocketAddress metrics, RpcOptions rpc, AuthConfig auth, TlsConfig tls) {
+                         InetSocketAddress metrics, RpcOptions rpc, AuthConfig auth, TlsConfig tls, Duration slowOp) {
 
     public static NodeConfig read(ConfigNode root, String defaultName) {
         ConfigNode n = root.section("node");
@@ -38,6 +41,7 @@ public record NodeConfig(String name, InetSocketAddress listen, Path data, Trans
             throw new ConfigException(n.path() + ".transport", e.getMessage());
         }
         InetSocketAddress metrics = n.address("metrics").orElse(null);
+        Duration slowOp = n.duration("slow-op", SlowOps.DEFAULT_THRESHOLD, Duration.ZERO, Duration.ofHours(1));
         RpcOptions rpc;
         try {
             rpc = RpcConfig.read(root.section("rpc"));
@@ -45,7 +49,7 @@ public record NodeConfig(String name, InetSocketAddress listen, Path data, Trans
             throw new ConfigException("rpc", e.getMessage());
         }
         return new NodeConfig(name, listen, data == null ? null : Path.of(data), transport, metrics, rpc, AuthConfig.read(root),
-                TlsConfig.read(root));
+                TlsConfig.read(root), slowOp);
     }
 
     /** The data directory, which this daemon needs. */

@@ -11,6 +11,7 @@ import io.strata.core.fault.FaultInjector;
 import io.strata.core.rpc.Transport;
 import io.strata.core.tls.TlsContext;
 import io.strata.core.time.StrataClock;
+import io.strata.core.trace.SlowOps;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Random;
@@ -54,6 +55,7 @@ public final class NodeContext implements AutoCloseable {
     private final Credentials credentials;
     private final TokenVerifier verifier;
     private final TlsContext tls;
+    private final SlowOps slowOps;
 
     private NodeContext(Builder b) {
         this.name = b.name;
@@ -66,6 +68,7 @@ public final class NodeContext implements AutoCloseable {
         this.credentials = b.credentials;
         this.verifier = b.verifier;
         this.tls = b.tls;
+        this.slowOps = new SlowOps(b.name, b.slowOp, b.clock);
         ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(
                 b.schedulerThreads, named(name + "-sched", true));
         s.setRemoveOnCancelPolicy(true);
@@ -138,6 +141,11 @@ public final class NodeContext implements AutoCloseable {
         return Optional.ofNullable(tls);
     }
 
+    /** The slow operations this process saw recently (hops of traced user operations). */
+    public SlowOps slowOps() {
+        return slowOps;
+    }
+
     public ExecutorService blocking() {
         return blocking;
     }
@@ -182,6 +190,7 @@ public final class NodeContext implements AutoCloseable {
         private Credentials credentials;
         private TokenVerifier verifier;
         private TlsContext tls;
+        private Duration slowOp = SlowOps.DEFAULT_THRESHOLD;
 
         private Builder(String name) {
             this.name = name;
@@ -227,6 +236,12 @@ public final class NodeContext implements AutoCloseable {
         /** Makes this process's RPC servers and clients speak mutual TLS with {@code tls} (null: plaintext). */
         public Builder tls(TlsContext tls) {
             this.tls = tls;
+            return this;
+        }
+
+        /** Operations at least this long are kept and logged as slow ({@code [node] slow-op}). */
+        public Builder slowOp(Duration threshold) {
+            this.slowOp = threshold;
             return this;
         }
 

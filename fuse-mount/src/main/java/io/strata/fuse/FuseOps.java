@@ -17,6 +17,8 @@ import io.strata.config.policy.Consistency;
 import io.strata.core.InodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.trace.SlowOps;
+import io.strata.core.trace.Trace;
 import io.strata.core.util.Futures;
 import io.strata.protocol.meta.DirEntry;
 import io.strata.protocol.meta.InodeType;
@@ -127,6 +129,7 @@ final class FuseOps {
     private final ConcurrentHashMap<InodeId, Long> pageCacheVersion = new ConcurrentHashMap<>();
     private final AtomicLong nextFh = new AtomicLong();
     private final MeterRegistry meters;
+    private final SlowOps slowOps;
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     private final DistributionSummary readBytes;
     private final DistributionSummary writeBytes;
@@ -173,6 +176,7 @@ final class FuseOps {
                 : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).build();
         this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
         this.meters = meters;
+        this.slowOps = fs.slowOps();
         this.readBytes = requestBytes("read", meters);
         this.writeBytes = requestBytes("write", meters);
         this.cache = new CacheXattrs(fs, inode -> {
@@ -207,8 +211,18 @@ final class FuseOps {
     }
 
     private int call(String op, Callable<Integer> body) {
+        return call(op, () -> "", body);
+    }
+
+    /**
+     * Runs one FUSE request as a traced user operation: every call it makes carries a fresh
+     * trace id, and if it is slow it is kept with {@code what} (evaluated only then) in the
+     * process's slow operations.
+     */
+    private int call(String op, java.util.function.Supplier<String> what, Callable<Integer> body) {
         long t0 = System.nanoTime();
         String result = "ok";
+        Trace.Scope trace = Trace.begin();
         try {
             int r = body.call();
             if (r < 0) {
@@ -223,10 +237,22 @@ final class FuseOps {
             }
             return e;
         } finally {
+            trace.close();
+            long took = System.nanoTime() - t0;
             String key = op + "/" + result;
             timers.computeIfAbsent(key, k -> Timer.builder("strata.fuse.requests").tag("op", op)
-                    .tag("result", key.substring(op.length() + 1)).register(meters)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                    .tag("result", key.substring(op.length() + 1)).register(meters)).record(took, TimeUnit.NANOSECONDS);
+            if (slowOps.isSlow(took)) {
+                String w = what.get();
+                slowOps.record(trace.id(), "fuse", w.isEmpty() ? op : op + " " + w, took, result);
+            }
         }
+    }
+
+    /** The open file {@code fh} as slow operations name it. */
+    private String handleName(long fh) {
+        StrataFile h = open.get(fh);
+        return h == null ? "handle " + fh : h.toString();
     }
 
     private StrataFile handle(long fh) {
@@ -600,7 +626,8 @@ final class FuseOps {
     /** Reads into {@code dst} (libfuse's buffer, borrowed for this call) from {@code offset}; the byte count. */
     int read(long fh, ByteBuffer dst, long offset) {
         readBytes.record(dst.remaining());
-        return call("read", () -> {
+        int length = dst.remaining();
+        return call("read", () -> handleName(fh) + " at " + offset + " +" + length, () -> {
             ByteBuf b = join(handle(fh).readAsync(offset, dst.remaining()), ioBound);
             try {
                 int n = b.readableBytes();
@@ -617,7 +644,8 @@ final class FuseOps {
     /** Writes {@code src} (libfuse's buffer, borrowed: wrapped without a copy while this thread waits) at {@code offset}. */
     int write(long fh, ByteBuffer src, long offset) {
         writeBytes.record(src.remaining());
-        return call("write", () -> {
+        int length = src.remaining();
+        return call("write", () -> handleName(fh) + " at " + offset + " +" + length, () -> {
             StrataFile h = handle(fh);
             int n = src.remaining();
             join(h.writeAsync(offset, Unpooled.wrappedBuffer(src)), ioBound);

@@ -181,7 +181,12 @@ public final class MgmtdServer implements AutoCloseable {
                     req.requireSubject(req.message().node().toString(), "heartbeat for " + req.message().node());
                     return heartbeat(req.message());
                 })
-                .handle(MgmtdMessages.GET_ROUTING, req -> getRouting(req.message()))
+                .handle(MgmtdMessages.GET_ROUTING, req -> {
+                    if (req.message().waitMillis() > 0) {
+                        req.waitsByDesign(); // a long poll
+                    }
+                    return getRouting(req.message());
+                })
                 .handle(MgmtdMessages.GET_STATUS, req -> CompletableFuture.completedFuture(Reply.of(status())))
                 .handle(MgmtdMessages.GET_SPACE, req -> CompletableFuture.completedFuture(Reply.of(space())))
                 .handle(MgmtdMessages.CREATE_CHAIN_TABLE, req -> createTable(req.message()))

@@ -7,6 +7,7 @@ import io.strata.core.ChunkId;
 import io.strata.core.TargetId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.trace.Trace;
 import io.strata.core.fault.FaultPoint;
 import io.strata.core.fault.FaultScope;
 import io.strata.core.rpc.Payload;
@@ -391,6 +392,7 @@ final class CraqService {
                                             ForwardUpdate fwd, long deadline) {
         ChunkEngine engine = view.engine();
         boolean tail = view.isTail();
+        long trace = Trace.current(); // the request's (its handler runs under it): the forward below carries it
         Optional<TargetId> succ = view.successor();
         boolean pipelined = !tail && pipeline && succ.isPresent()
                 && view.routing().target(succ.get()).state() == TargetState.SERVING;
@@ -425,9 +427,14 @@ final class CraqService {
                     storing.complete(null);
                 });
         if (!pipelined) {
-            return local.thenCompose(written -> tail
-                    ? CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null), 1))
-                    : passOn(view, a, written, fwd, payload, deadline));
+            return local.thenCompose(written -> {
+                if (tail) {
+                    return CompletableFuture.completedFuture(new Stored(written, CompletableFuture.completedFuture(null), 1));
+                }
+                try (Trace.Scope scope = Trace.open(trace)) {
+                    return passOn(view, a, written, fwd, payload, deadline);
+                }
+            });
         }
         // pipelined: the update goes to the successor while it is stored here (docs/internals/craq.md)
         metrics.bytes("forward", payload.readableBytes());

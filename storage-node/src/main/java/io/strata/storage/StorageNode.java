@@ -143,7 +143,7 @@ public final class StorageNode implements AutoCloseable {
             this.engines = Collections.unmodifiableMap(opened);
             Map<TargetId, QosScheduler> qos = new LinkedHashMap<>();
             for (TargetId t : opened.keySet()) {
-                qos.put(t, new QosScheduler(t.toString(), config.qos(), ctx.clock(), ctx.scheduler(), ctx.meters()));
+                qos.put(t, new QosScheduler(t.toString(), config.qos(), ctx.clock(), ctx.scheduler(), ctx.meters(), ctx.slowOps()));
             }
             this.schedulers = Collections.unmodifiableMap(qos);
             this.failedAtOpen = Collections.unmodifiableMap(failed);

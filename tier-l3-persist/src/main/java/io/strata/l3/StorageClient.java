@@ -156,7 +156,7 @@ public final class StorageClient implements Tier {
             NodeInfo head = r.nodeOf(path.get(0));
             WriteChunk m = new WriteChunk(ChunkRef.of(chunk), c.version(), id, kind, offset, length, crc, io.qos(), io.minAck());
             Payload p = hasData && data.isReadable() ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
-            return rpc.call(head.address(), m, p, budget, lane).thenApply(resp -> {
+            return rpc.call(head.address(), m, p, budget, lane, io.trace()).thenApply(resp -> {
                 try (resp) {
                     return resp.message(WriteDone.class);
                 }
@@ -214,7 +214,7 @@ public final class StorageClient implements Tier {
             }
             TargetId t = replicas.get(attempt % replicas.size());
             ReadChunk m = new ReadChunk(ChunkRef.of(chunk), c.version(), offset, length, io.qos());
-            return rpc.call(r.nodeOf(t).address(), m, Payload.NONE, budget, lane).thenApply(resp -> {
+            return rpc.call(r.nodeOf(t).address(), m, Payload.NONE, budget, lane, io.trace()).thenApply(resp -> {
                 try (resp) {
                     ReadDone d = resp.message(ReadDone.class);
                     ByteBuf data = resp.takePayload();

@@ -6,6 +6,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.strata.core.time.StrataClock;
 import io.strata.core.tier.QosClass;
+import io.strata.core.trace.SlowOps;
+import io.strata.core.trace.Trace;
 import java.util.ArrayDeque;
 import java.util.EnumMap;
 import java.util.Map;
@@ -33,6 +35,8 @@ public final class QosScheduler {
     private static final double NANOS_PER_BYTE = 1e9 / (1L << 30);
 
     private final StrataClock clock;
+    private final String device;
+    private final SlowOps slowOps;
     private final ScheduledExecutorService timer;
     private final QosShares shares;
     private final Map<QosClass, ClassState> classes = new EnumMap<>(QosClass.class);
@@ -61,10 +65,23 @@ public final class QosScheduler {
         }
     }
 
-    private record Pending<T>(long bytes, long arrived, Supplier<CompletableFuture<T>> op, CompletableFuture<T> result) {
+    private record Pending<T>(QosClass c, long bytes, long arrived, long trace, Supplier<CompletableFuture<T>> op,
+                              CompletableFuture<T> result) {
     }
 
     public QosScheduler(String device, QosShares shares, StrataClock clock, ScheduledExecutorService timer, MeterRegistry meters) {
+        this(device, shares, clock, timer, meters, null);
+    }
+
+    /**
+     * A scheduler that also keeps every operation that took at least the slow-op threshold from
+     * submission to completion in {@code slowOps} (hop {@code disk}: how long it queued for a
+     * slot and how long the device took), under the trace id of the thread that submitted it.
+     */
+    public QosScheduler(String device, QosShares shares, StrataClock clock, ScheduledExecutorService timer, MeterRegistry meters,
+                        SlowOps slowOps) {
+        this.device = device;
+        this.slowOps = slowOps;
         this.shares = shares;
         this.clock = clock;
         this.timer = timer;
@@ -82,11 +99,12 @@ public final class QosScheduler {
      * future completes as the operation's does. {@code bytes} is what the operation moves.
      */
     public <T> CompletableFuture<T> submit(QosClass c, long bytes, Supplier<CompletableFuture<T>> op) {
+        long now = clock.nanoTime();
         if (!shares.enabled()) {
-            return op.get();
+            return timed(c, bytes, now, now, Trace.current(), op);
         }
         CompletableFuture<T> result = new CompletableFuture<>();
-        Pending<T> p = new Pending<>(Math.max(0, bytes), clock.nanoTime(), op, result);
+        Pending<T> p = new Pending<>(c, Math.max(0, bytes), now, Trace.current(), op, result);
         synchronized (this) {
             ClassState s = classes.get(c);
             if (s.queue.isEmpty()) {
@@ -213,12 +231,7 @@ public final class QosScheduler {
     }
 
     private <T> void start(Pending<T> p) {
-        CompletableFuture<T> f;
-        try {
-            f = p.op.get();
-        } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
-        }
+        CompletableFuture<T> f = timed(p.c, p.bytes, p.arrived, clock.nanoTime(), p.trace, p.op);
         f.whenComplete((v, e) -> {
             synchronized (this) {
                 running--;
@@ -229,6 +242,28 @@ public final class QosScheduler {
                 p.result.complete(v);
             }
             dispatch();
+        });
+    }
+
+    /** Runs {@code op} under {@code trace}, and keeps it as a slow {@code disk} hop if it was one. */
+    private <T> CompletableFuture<T> timed(QosClass c, long bytes, long arrived, long started, long trace,
+                                           Supplier<CompletableFuture<T>> op) {
+        CompletableFuture<T> f;
+        try (Trace.Scope scope = Trace.open(trace)) {
+            f = op.get();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        if (slowOps == null) {
+            return f;
+        }
+        return f.whenComplete((v, e) -> {
+            long done = clock.nanoTime();
+            if (slowOps.isSlow(done - arrived)) {
+                slowOps.record(trace, "disk", c.policyName() + " " + bytes + " bytes on " + device, done - arrived,
+                        String.format("queued %.1f ms for a slot, device %.1f ms%s", (started - arrived) / 1e6, (done - started) / 1e6,
+                                e == null ? "" : ", failed: " + e.getMessage()));
+            }
         });
     }
 }

@@ -93,11 +93,16 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         final CompletableFuture<Response> future;
         final long timeoutNanos;
         final long startNanos;
+        final long trace;
+        final boolean keepIfSlow;
         long id;
         ScheduledFuture<?> timer;
 
-        Call(MessageType<?> type, Message message, Payload payload, CompletableFuture<Response> future, long timeoutNanos) {
+        Call(MessageType<?> type, Message message, Payload payload, CompletableFuture<Response> future, long timeoutNanos, long trace,
+             boolean keepIfSlow) {
             this.type = type;
+            this.trace = trace;
+            this.keepIfSlow = keepIfSlow;
             this.message = message;
             this.payload = payload;
             this.future = future;
@@ -112,8 +117,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             }
             // counted before the caller's continuations run, so that whoever saw the call end sees it counted
             if (!future.isDone()) {
-                metrics.call(type.name(), e.status().name(), node.clock().nanoTime() - startNanos);
+                ended(e.status().name());
                 future.completeExceptionally(e);
+            }
+        }
+
+        /** Counts the call, and keeps it if it was slow. */
+        void ended(String status) {
+            long took = node.clock().nanoTime() - startNanos;
+            metrics.call(type.name(), status, took);
+            if (keepIfSlow && node.slowOps().isSlow(took)) {
+                node.slowOps().record(trace, "call", type.name() + " to " + peer, took, status);
             }
         }
 
@@ -249,7 +263,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
      * Sends {@code message} on a connection {@link #claim claimed} for it; ownership of
      * {@code payload} passes to this method.
      */
-    CompletableFuture<Response> call(Message message, Payload payload, long timeoutNanos) {
+    CompletableFuture<Response> call(Message message, Payload payload, long timeoutNanos, long trace, boolean keepIfSlow) {
         CompletableFuture<Response> f = new CompletableFuture<>();
         f.whenComplete((r, e) -> {
             quietSinceNanos = node.clock().nanoTime();
@@ -263,7 +277,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             f.completeExceptionally(new StrataException(Status.INVALID_ARGUMENT, e.getMessage()));
             return f;
         }
-        Call c = new Call(type, message, payload, f, timeoutNanos);
+        Call c = new Call(type, message, payload, f, timeoutNanos, trace, keepIfSlow);
         if (loop.inEventLoop()) {
             submit(c);
         } else {
@@ -309,7 +323,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         Payload p = c.payload;
         c.payload = null;
         metrics.bytesOut(p.length());
-        OutboundFrame frame = OutboundFrame.request(c.id, (int) Math.min(Integer.MAX_VALUE, budgetMillis), c.type, c.message, p);
+        OutboundFrame frame = OutboundFrame.request(c.id, (int) Math.min(Integer.MAX_VALUE, budgetMillis), c.trace, c.type, c.message, p);
         Optional<Fault> fault = node.faults().check(FaultPoint.RPC_SEND, FaultScope.of(c.type.name(), peer));
         if (fault.isPresent()) {
             switch (fault.get()) {
@@ -401,7 +415,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
                 metrics.bytesIn(payload == null ? 0 : payload.readableBytes());
                 Response r = new Response(m, payload);
                 if (!c.future.isDone()) {
-                    metrics.call(c.type.name(), "OK", node.clock().nanoTime() - c.startNanos); // before the caller's continuations
+                    c.ended("OK"); // before the caller's continuations
                 }
                 if (!c.future.complete(r)) {
                     r.close(); // the caller cancelled: nobody will release it

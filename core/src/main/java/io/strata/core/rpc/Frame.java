@@ -12,18 +12,22 @@ public final class Frame {
     public static final int VERSION = 1;
     public static final int HEADER_BYTES = 28;
     public static final int FLAG_RESPONSE = 1;
-    static final int KNOWN_FLAGS = FLAG_RESPONSE;
+    /** A request whose body starts with the u64 trace id of the user operation it serves. */
+    public static final int FLAG_TRACE = 2;
+    static final int KNOWN_FLAGS = FLAG_RESPONSE | FLAG_TRACE;
 
     private final int flags;
     private final int tag;
     private final int status;
     private final long requestId;
     private final int timeoutMillis;
+    private final long traceId;
     private ByteBuf body;
     private ByteBuf payload;
 
-    Frame(int flags, int tag, int status, long requestId, int timeoutMillis, ByteBuf body, ByteBuf payload) {
+    Frame(int flags, int tag, int status, long requestId, int timeoutMillis, long traceId, ByteBuf body, ByteBuf payload) {
         this.flags = flags;
+        this.traceId = traceId;
         this.tag = tag;
         this.status = status;
         this.requestId = requestId;
@@ -51,6 +55,11 @@ public final class Frame {
     /** For requests: the caller's remaining time budget in ms, 0 for none. */
     public int timeoutMillis() {
         return timeoutMillis;
+    }
+
+    /** For requests: the trace id of the user operation it serves, 0 for none. */
+    public long traceId() {
+        return traceId;
     }
 
     /** Borrowed: valid until {@link #release()}. */

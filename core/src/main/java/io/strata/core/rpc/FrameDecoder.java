@@ -155,6 +155,10 @@ final class FrameDecoder extends ByteToMessageDecoder {
         if (!response && status != 0) {
             throw new Wire.Malformed("request with status " + status);
         }
+        boolean traced = (flags & Frame.FLAG_TRACE) != 0;
+        if (traced && response) {
+            throw new Wire.Malformed("response with a trace id");
+        }
         if (tag == 0 && status == 0) {
             throw new Wire.Malformed("frame without a message tag");
         }
@@ -168,6 +172,9 @@ final class FrameDecoder extends ByteToMessageDecoder {
         if (payloadLen > maxPayloadBytes) {
             throw new Wire.Malformed("payload of " + payloadLen + " bytes exceeds the limit of " + maxPayloadBytes);
         }
+        if (traced && bodyLen < 8) {
+            throw new Wire.Malformed("traced request with a body of " + bodyLen + " bytes (its trace id takes 8)");
+        }
         if (timeout > Integer.MAX_VALUE) {
             throw new Wire.Malformed("timeout " + timeout + " ms out of range");
         }
@@ -179,9 +186,14 @@ final class FrameDecoder extends ByteToMessageDecoder {
         largeFrameBytes = 0;
         segments = null;
         in.skipBytes(Frame.HEADER_BYTES);
+        long traceId = 0;
+        if (traced) {
+            traceId = in.readLong();
+            bodyLen -= 8;
+        }
         ByteBuf body = in.readRetainedSlice((int) bodyLen);
         ByteBuf payload = payloadLen == 0 ? null : in.readRetainedSlice((int) payloadLen);
-        out.add(new Frame(flags, tag, status, requestId, (int) timeout, body, payload));
+        out.add(new Frame(flags, tag, status, requestId, (int) timeout, traceId, body, payload));
     }
 
     @Override

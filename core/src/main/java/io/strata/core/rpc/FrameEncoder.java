@@ -6,8 +6,8 @@ import io.netty.handler.codec.MessageToMessageEncoder;
 import java.util.List;
 
 /**
- * Encodes an {@link OutboundFrame}: one small buffer with the 28-byte header and the message
- * body, then the payload as it is (a ByteBuf, or a file region sent with sendfile). The payload
+ * Encodes an {@link OutboundFrame}: one small buffer with the 28-byte header, the trace id of a
+ * traced request and the message body, then the payload as it is (a ByteBuf, or a file region sent with sendfile). The payload
  * is never copied, except a file region under TLS: the SslHandler encrypts buffers only, so
  * the slice is read into one here. The frame itself is released by the base class after
  * encoding.
@@ -26,6 +26,10 @@ final class FrameEncoder extends MessageToMessageEncoder<OutboundFrame> {
         ByteBuf head = ctx.alloc().ioBuffer(Frame.HEADER_BYTES + 64);
         try {
             head.writerIndex(Frame.HEADER_BYTES);
+            boolean traced = !f.response() && f.traceId() != 0;
+            if (traced) {
+                head.writeLong(f.traceId());
+            }
             int status = 0;
             int tag;
             if (f.error() != null) {
@@ -38,7 +42,7 @@ final class FrameEncoder extends MessageToMessageEncoder<OutboundFrame> {
             }
             head.setShort(0, Frame.MAGIC);
             head.setByte(2, Frame.VERSION);
-            head.setByte(3, f.response() ? Frame.FLAG_RESPONSE : 0);
+            head.setByte(3, (f.response() ? Frame.FLAG_RESPONSE : 0) | (traced ? Frame.FLAG_TRACE : 0));
             head.setShort(4, tag);
             head.setShort(6, status);
             head.setLong(8, f.requestId());

@@ -15,14 +15,16 @@ final class OutboundFrame extends AbstractReferenceCounted {
     private final boolean response;
     private final long requestId;
     private final int timeoutMillis;
+    private final long traceId;
     private final MessageType<?> type;
     private final Message message;
     private final StrataException error;
     private Payload payload;
 
-    private OutboundFrame(boolean response, long requestId, int timeoutMillis, MessageType<?> type,
+    private OutboundFrame(boolean response, long requestId, int timeoutMillis, long traceId, MessageType<?> type,
                           Message message, StrataException error, Payload payload) {
         this.response = response;
+        this.traceId = traceId;
         this.requestId = requestId;
         this.timeoutMillis = timeoutMillis;
         this.type = type;
@@ -32,15 +34,20 @@ final class OutboundFrame extends AbstractReferenceCounted {
     }
 
     static OutboundFrame request(long id, int timeoutMillis, MessageType<?> type, Message m, Payload p) {
-        return new OutboundFrame(false, id, timeoutMillis, type, m, null, p);
+        return request(id, timeoutMillis, 0, type, m, p);
+    }
+
+    /** A request serving the user operation {@code traceId} (0: none). */
+    static OutboundFrame request(long id, int timeoutMillis, long traceId, MessageType<?> type, Message m, Payload p) {
+        return new OutboundFrame(false, id, timeoutMillis, traceId, type, m, null, p);
     }
 
     static OutboundFrame response(long id, MessageType<?> type, Message m, Payload p) {
-        return new OutboundFrame(true, id, 0, type, m, null, p);
+        return new OutboundFrame(true, id, 0, 0, type, m, null, p);
     }
 
     static OutboundFrame error(long id, StrataException e) {
-        return new OutboundFrame(true, id, 0, null, null, e, Payload.NONE);
+        return new OutboundFrame(true, id, 0, 0, null, null, e, Payload.NONE);
     }
 
     boolean response() {
@@ -53,6 +60,10 @@ final class OutboundFrame extends AbstractReferenceCounted {
 
     int timeoutMillis() {
         return timeoutMillis;
+    }
+
+    long traceId() {
+        return traceId;
     }
 
     MessageType<?> type() {
@@ -85,7 +96,7 @@ final class OutboundFrame extends AbstractReferenceCounted {
     /** A second frame sharing the payload bytes (retained), for the duplicate-message fault. */
     OutboundFrame retainedDuplicate() {
         Payload p = payload instanceof Payload.Bytes b ? Payload.of(b.buf().retainedDuplicate()) : Payload.NONE;
-        return new OutboundFrame(response, requestId, timeoutMillis, type, message, error, p);
+        return new OutboundFrame(response, requestId, timeoutMillis, traceId, type, message, error, p);
     }
 
     /** Writes the error body: message (u32 length + UTF-8), then the exception's own detail. */

@@ -22,10 +22,17 @@ public final class Request<M extends Message> {
     private final long deadlineNanos;
     private final ByteBufAllocator alloc;
     private final Token caller;
+    private final long trace;
+    private final long receivedNanos;
     private ByteBuf payload;
+    private String notes = "";
+    private volatile boolean waitsByDesign;
 
-    Request(M message, ByteBuf payload, SocketAddress peer, Token caller, long requestId, long deadlineNanos, ByteBufAllocator alloc) {
+    Request(M message, ByteBuf payload, SocketAddress peer, Token caller, long requestId, long deadlineNanos, ByteBufAllocator alloc,
+            long trace, long receivedNanos) {
         this.alloc = alloc;
+        this.trace = trace;
+        this.receivedNanos = receivedNanos;
         this.caller = caller;
         this.message = message;
         this.payload = payload == null ? Unpooled.EMPTY_BUFFER : payload;
@@ -82,6 +89,37 @@ public final class Request<M extends Message> {
 
     public long requestId() {
         return requestId;
+    }
+
+    /** The trace id of the user operation this request serves (0: none); the handler runs under it. */
+    public long trace() {
+        return trace;
+    }
+
+    /** The node clock's nanoTime when the request was read. */
+    public long receivedNanos() {
+        return receivedNanos;
+    }
+
+    /**
+     * Adds a note ("queued 12 ms for a device slot") that is shown with this request if it turns
+     * out slow ({@link io.strata.core.trace.SlowOps}). Any thread.
+     */
+    public synchronized void note(String note) {
+        notes = notes.isEmpty() ? note : notes + "; " + note;
+    }
+
+    /** Marks a request that waits by design (a long poll): it is never kept as a slow operation. */
+    public void waitsByDesign() {
+        waitsByDesign = true;
+    }
+
+    boolean keepIfSlow() {
+        return !waitsByDesign;
+    }
+
+    synchronized String notes() {
+        return notes;
     }
 
     /** The node clock's nanoTime by which the caller stops waiting; Long.MAX_VALUE when it gave none. */

@@ -11,6 +11,7 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.auth.Credentials;
 import io.strata.core.tls.TlsContext;
+import io.strata.core.trace.Trace;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,7 +68,12 @@ public final class RpcClient implements AutoCloseable {
      * ({@link #FOREGROUND}) get connections of their own, apart from the bulk transfers.
      */
     public enum Lane {
-        FOREGROUND, BULK
+        FOREGROUND, BULK,
+        /**
+         * Calls that wait by design (a long poll for routing changes): on connections of their
+         * own, so they hold no slot where others wait, and never kept as slow operations.
+         */
+        WAIT
     }
 
     /** Calls {@code address} with the default timeout and no payload. */
@@ -87,11 +93,21 @@ public final class RpcClient implements AutoCloseable {
     /** As {@link #call(InetSocketAddress, Message, Payload, Duration)}, on the connections of {@code lane}. */
     public CompletableFuture<Response> call(InetSocketAddress address, Message message, Payload payload, Duration timeout,
                                             Lane lane) {
+        return call(address, message, payload, timeout, lane, Trace.current());
+    }
+
+    /**
+     * As above, for the user operation {@code trace} (0: none). The shorter forms send the
+     * calling thread's {@link Trace#current()}; code that calls from another thread than the
+     * operation's (a retry on an event loop, say) passes the operation's id here.
+     */
+    public CompletableFuture<Response> call(InetSocketAddress address, Message message, Payload payload, Duration timeout,
+                                            Lane lane, long trace) {
         if (closed) {
             payload.release();
             return CompletableFuture.failedFuture(new StrataException(Status.SHUTTING_DOWN, "RPC client is closed"));
         }
-        return peers.computeIfAbsent(address, Peer::new).claim(lane).call(message, payload, timeout.toNanos());
+        return peers.computeIfAbsent(address, Peer::new).claim(lane).call(message, payload, timeout.toNanos(), trace, lane != Lane.WAIT);
     }
 
     /** Calls and expects a reply of {@code type} without payload (any payload is released). */

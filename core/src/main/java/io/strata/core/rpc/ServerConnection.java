@@ -10,6 +10,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.trace.Trace;
 import io.strata.core.auth.Role;
 import io.strata.core.auth.Token;
 import io.strata.core.auth.TokenVerifier;
@@ -172,7 +173,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         metrics.bytesIn(payload == null ? 0 : payload.readableBytes());
         inFlight++;
         updateReading();
-        run(reg, message, payload, frame.requestId(), deadline);
+        run(reg, message, payload, frame.requestId(), deadline, frame.traceId(), now);
     }
 
     /**
@@ -232,12 +233,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private void run(RpcServer.Registered reg, Message message, ByteBuf payload, long id, long deadline) {
-        Request request = new Request(message, payload, ctx.channel().remoteAddress(), caller, id, deadline, ctx.alloc());
+    private void run(RpcServer.Registered reg, Message message, ByteBuf payload, long id, long deadline, long trace, long received) {
+        Request request = new Request(message, payload, ctx.channel().remoteAddress(), caller, id, deadline, ctx.alloc(), trace, received);
         String name = reg.type().name();
         Runnable task = () -> {
             CompletableFuture<Reply> f;
-            try {
+            try (Trace.Scope scope = Trace.open(trace)) {
                 f = reg.handler().handle(request);
                 if (f == null) {
                     f = CompletableFuture.failedFuture(new StrataException(Status.INTERNAL, name + " handler returned null"));
@@ -275,6 +276,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             status = "OK";
         }
         metrics.served(name, status);
+        long took = node.clock().nanoTime() - request.receivedNanos();
+        if (request.keepIfSlow() && node.slowOps().isSlow(took)) {
+            String notes = request.notes();
+            node.slowOps().record(request.trace(), "serve", name + " from " + request.peer(), took,
+                    notes.isEmpty() ? status : status + "; " + notes);
+        }
         if (ctx.executor().inEventLoop()) {
             finish(out, name);
         } else {

@@ -1,5 +1,6 @@
 package io.strata.core.tier;
 
+import io.strata.core.trace.Trace;
 import java.time.Duration;
 
 /**
@@ -13,8 +14,11 @@ import java.time.Duration;
  * @param stage       what the directory's policy asks of the L2 pool
  * @param minAck      fewest L3 replicas that must hold a write before it is acknowledged
  *                    (capped at the chain's replicas): 1..{@value #MAX_MIN_ACK}
+ * @param trace       the user operation this I/O serves ({@link Trace}), sent with every call
+ *                    it makes, retries on other threads included; 0 for none
  */
-public record IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheHints cache, StageHints stage, int minAck) {
+public record IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheHints cache, StageHints stage, int minAck,
+                        long trace) {
     /** The default of {@code minAck}: a write is never acknowledged from a single replica of a replicated chain. */
     public static final int DEFAULT_MIN_ACK = 2;
     public static final int MAX_MIN_ACK = 5;
@@ -27,6 +31,11 @@ public record IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheH
         if (minAck < 1 || minAck > MAX_MIN_ACK) {
             throw new IllegalArgumentException("min-ack replicas must be in 1.." + MAX_MIN_ACK + ", got " + minAck);
         }
+    }
+
+    /** Options for the user operation the calling thread works for ({@link Trace#current()}). */
+    public IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheHints cache, StageHints stage, int minAck) {
+        this(dataVersion, qos, timeout, cache, stage, minAck, Trace.current());
     }
 
     /** Options with the default {@code minAck}. */
@@ -45,26 +54,30 @@ public record IoOptions(long dataVersion, QosClass qos, Duration timeout, CacheH
     }
 
     public IoOptions withDataVersion(long v) {
-        return new IoOptions(v, qos, timeout, cache, stage, minAck);
+        return new IoOptions(v, qos, timeout, cache, stage, minAck, trace);
     }
 
     public IoOptions withTimeout(Duration d) {
-        return new IoOptions(dataVersion, qos, d, cache, stage, minAck);
+        return new IoOptions(dataVersion, qos, d, cache, stage, minAck, trace);
     }
 
     public IoOptions withQos(QosClass q) {
-        return new IoOptions(dataVersion, q, timeout, cache, stage, minAck);
+        return new IoOptions(dataVersion, q, timeout, cache, stage, minAck, trace);
     }
 
     public IoOptions withCache(CacheHints c) {
-        return new IoOptions(dataVersion, qos, timeout, c, stage, minAck);
+        return new IoOptions(dataVersion, qos, timeout, c, stage, minAck, trace);
     }
 
     public IoOptions withStage(StageHints s) {
-        return new IoOptions(dataVersion, qos, timeout, cache, s, minAck);
+        return new IoOptions(dataVersion, qos, timeout, cache, s, minAck, trace);
+    }
+
+    public IoOptions withTrace(long t) {
+        return new IoOptions(dataVersion, qos, timeout, cache, stage, minAck, t);
     }
 
     public IoOptions withMinAck(int n) {
-        return new IoOptions(dataVersion, qos, timeout, cache, stage, n);
+        return new IoOptions(dataVersion, qos, timeout, cache, stage, n, trace);
     }
 }

@@ -147,4 +147,30 @@ class QosSchedulerTest {
         assertThatThrownBy(() -> new QosShares.Share(10 * MIB, 1, MIB)).hasMessageContaining("exceeds the limit");
         assertThatThrownBy(() -> QosShares.DEFAULTS.withSlots(0)).hasMessageContaining("slots");
     }
+
+    @Test
+    void aSlowOperationIsKeptUnderItsSubmittersTraceWithItsQueueAndDeviceTimes() {
+        io.strata.core.trace.SlowOps slow = new io.strata.core.trace.SlowOps("storage-1", Duration.ofMillis(100), clock);
+        QosScheduler s = new QosScheduler("target-101", QosShares.DEFAULTS.withSlots(1), clock, timer, meters, slow);
+        CompletableFuture<Void> first = submit(s, QosClass.CHECKPOINT, MIB);
+        long id = io.strata.core.trace.Trace.newId();
+        CompletableFuture<Void> second;
+        try (io.strata.core.trace.Trace.Scope scope = io.strata.core.trace.Trace.open(id)) {
+            second = submit(s, QosClass.TRAINING_READ, 128 * 1024);
+        }
+        clock.advance(Duration.ofMillis(150)); // the read waits for the checkpoint's slot
+        startedAt(0).done().complete(null);
+        first.join();
+        clock.advance(Duration.ofMillis(30)); // then takes 30 ms on the device
+        startedAt(1).done().complete(null);
+        second.join();
+        assertThat(slow.recent()).hasSize(2);
+        io.strata.core.trace.SlowOps.Op read = slow.recent().get(1);
+        assertThat(read.trace()).isEqualTo(id);
+        assertThat(read.hop()).isEqualTo("disk");
+        assertThat(read.what()).isEqualTo("training-read 131072 bytes on target-101");
+        assertThat(read.millis()).isEqualTo(180.0);
+        assertThat(read.detail()).isEqualTo("queued 150.0 ms for a slot, device 30.0 ms");
+        assertThat(slow.recent().get(0).trace()).as("submitted outside any operation").isZero();
+    }
 }

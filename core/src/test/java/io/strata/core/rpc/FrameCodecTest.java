@@ -79,6 +79,53 @@ class FrameCodecTest {
     }
 
     @Test
+    void aTracedRequestCarriesItsTraceIdBeforeTheBody() {
+        ByteBuf data = Unpooled.copiedBuffer("chunk bytes", StandardCharsets.UTF_8);
+        Frame f = decodeOne(encode(OutboundFrame.request(7, 100, 0x3f2a9c0d41b7e655L, TestMessages.PARK, new TestMessages.Park(42),
+                Payload.of(data))));
+        ByteBuf p = f.takePayload();
+        try {
+            assertThat(f.traceId()).isEqualTo(0x3f2a9c0d41b7e655L);
+            assertThat(f.requestId()).isEqualTo(7);
+            assertThat(f.timeoutMillis()).isEqualTo(100);
+            assertThat(PROTOCOL.decode(TestMessages.PARK, f.body())).isEqualTo(new TestMessages.Park(42));
+            assertThat(p.toString(StandardCharsets.UTF_8)).isEqualTo("chunk bytes");
+        } finally {
+            p.release();
+            f.release();
+        }
+        Frame plain = decodeOne(encode(OutboundFrame.request(8, 0, 0, TestMessages.PARK, new TestMessages.Park(1), Payload.NONE)));
+        try {
+            assertThat(plain.traceId()).as("no trace: no flag, no bytes").isZero();
+            assertThat(plain.body().readableBytes()).isEqualTo(4);
+        } finally {
+            plain.release();
+        }
+    }
+
+    @Test
+    void aTraceFlagOnAResponseOrOnABodyTooShortForTheIdIsRefused() {
+        ByteBuf response = encode(OutboundFrame.response(5, CoreMessages.ECHOED, new CoreMessage.Echoed(11, 0), Payload.NONE));
+        response.setByte(3, Frame.FLAG_RESPONSE | Frame.FLAG_TRACE);
+        assertMalformed(response, "response with a trace id");
+        ByteBuf shortBody = encode(OutboundFrame.request(1, 0, TestMessages.PARK, new TestMessages.Park(1), Payload.NONE));
+        shortBody.setByte(3, Frame.FLAG_TRACE);
+        assertMalformed(shortBody, "traced request with a body of 4 bytes");
+    }
+
+    private static void assertMalformed(ByteBuf bytes, String reason) {
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 1 << 20));
+        try {
+            ch.writeInbound(bytes);
+            org.assertj.core.api.Assertions.fail("accepted a frame that should fail: " + reason);
+        } catch (io.netty.handler.codec.DecoderException e) {
+            assertThat(e.getCause()).isInstanceOf(Wire.Malformed.class).hasMessageContaining(reason);
+        } finally {
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    @Test
     void errorFramesCarryStatusMessageAndDetail() {
         Frame f = decodeOne(encode(OutboundFrame.error(3, new StrataException.StaleRouting("chain 4 is at v9", 9))));
         try {

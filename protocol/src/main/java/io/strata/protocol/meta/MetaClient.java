@@ -59,14 +59,15 @@ public final class MetaClient implements Meta {
 
     private <R extends Message> CompletableFuture<R> call(Message m, Class<R> reply) {
         CompletableFuture<R> out = new CompletableFuture<>();
-        attempt(m, reply, 1, out);
+        attempt(m, reply, 1, io.strata.core.trace.Trace.current(), out);
         return out;
     }
 
-    private <R extends Message> void attempt(Message m, Class<R> reply, int n, CompletableFuture<R> out) {
+    /** Attempt {@code n} of a call made for the user operation {@code trace}; retries run on the scheduler's thread and keep it. */
+    private <R extends Message> void attempt(Message m, Class<R> reply, int n, long trace, CompletableFuture<R> out) {
         int slot = current.get();
         InetSocketAddress to = instances.get(Math.floorMod(slot, instances.size()));
-        rpc.call(to, m, io.strata.core.rpc.Payload.NONE, timeout).whenComplete((r, e) -> {
+        rpc.call(to, m, io.strata.core.rpc.Payload.NONE, timeout, io.strata.core.rpc.RpcClient.Lane.FOREGROUND, trace).whenComplete((r, e) -> {
             if (e == null) {
                 try (r) {
                     out.complete(r.message(reply));
@@ -84,7 +85,7 @@ public final class MetaClient implements Meta {
             retries.increment();
             current.compareAndSet(slot, slot + 1); // move on to the next instance
             long backoffMs = Math.min(500, 10L << Math.min(6, n - 1));
-            ctx.scheduler().schedule(() -> attempt(m, reply, n + 1, out), backoffMs, TimeUnit.MILLISECONDS);
+            ctx.scheduler().schedule(() -> attempt(m, reply, n + 1, trace, out), backoffMs, TimeUnit.MILLISECONDS);
         });
     }
 

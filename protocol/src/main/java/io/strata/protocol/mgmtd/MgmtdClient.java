@@ -104,7 +104,9 @@ public final class MgmtdClient implements AutoCloseable {
                                              InetSocketAddress target, CompletableFuture<R> out) {
         long left = deadline - ctx.clock().nanoTime();
         Duration t = Duration.ofNanos(Math.max(1_000_000, Math.min(timeout.toNanos(), left)));
-        rpc.call(target, message, Payload.NONE, t).whenComplete((resp, err) -> {
+        // a routing long poll waits by design: on its own connection, never reported as slow
+        RpcClient.Lane lane = message instanceof MgmtdMessage.GetRouting g && g.waitMillis() > 0 ? RpcClient.Lane.WAIT : RpcClient.Lane.FOREGROUND;
+        rpc.call(target, message, Payload.NONE, t, lane).whenComplete((resp, err) -> {
             if (err == null) {
                 try (resp) {
                     leader = target;

@@ -260,7 +260,7 @@ public final class L2Tier implements Tier, StagingControl {
         try {
             java.net.InetSocketAddress to = address(holders.get(0)); // before the payload exists: nothing to release if it fails
             Payload p = kind == UpdateKind.WRITE && data.isReadable() ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
-            sent = rpc.call(to, m, p, io.timeout(), io.qos().lane(p.length())).thenAccept(resp -> {
+            sent = rpc.call(to, m, p, io.timeout(), io.qos().lane(p.length()), io.trace()).thenAccept(resp -> {
                 try (resp) {
                     resp.message(L2Message.Written.class);
                 }
@@ -571,7 +571,7 @@ public final class L2Tier implements Tier, StagingControl {
         L2Message.Read m = new L2Message.Read(ChunkRef.of(chunk), s.epoch(), offset, length);
         CompletableFuture<io.strata.core.rpc.Response> call;
         try {
-            call = rpc.call(address(h), m, Payload.NONE, io.timeout(), io.qos().lane(length));
+            call = rpc.call(address(h), m, Payload.NONE, io.timeout(), io.qos().lane(length), io.trace());
         } catch (RuntimeException e) {
             call = CompletableFuture.failedFuture(e);
         }
@@ -608,7 +608,7 @@ public final class L2Tier implements Tier, StagingControl {
         CompletableFuture<io.strata.core.rpc.Response> call;
         try {
             Duration timeout = io.timeout().compareTo(CACHED_TIMEOUT) < 0 ? io.timeout() : CACHED_TIMEOUT;
-            call = rpc.call(address(tries.get(i)), m, Payload.NONE, timeout, io.qos().lane(length));
+            call = rpc.call(address(tries.get(i)), m, Payload.NONE, timeout, io.qos().lane(length), io.trace());
         } catch (RuntimeException e) {
             call = CompletableFuture.failedFuture(e);
         }

@@ -1,0 +1,81 @@
+package io.strata.core.trace;
+
+import java.util.HexFormat;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The id of the user operation a thread is working for (a FUSE request, an API call), so that
+ * every hop it causes (the client's calls, the storage node or meta service serving them, a
+ * chain's forwards) can name it: the RPC layer sends the current id with each request
+ * ({@code FLAG_TRACE}, see docs/internals/wire.md), and a server runs the handler under the id
+ * it received. Code that continues an operation on another thread passes the id explicitly
+ * ({@code IoOptions.trace()}) or opens it there again. 0 means none.
+ */
+public final class Trace {
+    private static final ThreadLocal<long[]> CURRENT = ThreadLocal.withInitial(() -> new long[1]);
+
+    private Trace() {
+    }
+
+    /** The id this thread works for, 0 when none. */
+    public static long current() {
+        return CURRENT.get()[0];
+    }
+
+    /** A fresh id, never 0. */
+    public static long newId() {
+        long id;
+        do {
+            id = ThreadLocalRandom.current().nextLong();
+        } while (id == 0);
+        return id;
+    }
+
+    /** Makes {@code id} this thread's until the scope is closed (then the previous one again). */
+    public static Scope open(long id) {
+        long[] holder = CURRENT.get();
+        long previous = holder[0];
+        holder[0] = id;
+        return new Scope(holder, previous, id);
+    }
+
+    /** A new operation on this thread: {@link #open(long)} of a {@link #newId() fresh id}. */
+    public static Scope begin() {
+        return open(newId());
+    }
+
+    /** 16 lowercase hex digits, as logs and {@code strata admin slow} show an id. */
+    public static String format(long id) {
+        return HexFormat.of().toHexDigits(id);
+    }
+
+    /** Parses what {@link #format} wrote. */
+    public static long parse(String s) {
+        if (s.length() != 16) {
+            throw new IllegalArgumentException("a trace id is 16 hex digits, got \"" + s + "\"");
+        }
+        return HexFormat.fromHexDigitsToLong(s);
+    }
+
+    /** An open trace id; closing restores the thread's previous one. */
+    public static final class Scope implements AutoCloseable {
+        private final long[] holder;
+        private final long previous;
+        private final long id;
+
+        private Scope(long[] holder, long previous, long id) {
+            this.holder = holder;
+            this.previous = previous;
+            this.id = id;
+        }
+
+        public long id() {
+            return id;
+        }
+
+        @Override
+        public void close() {
+            holder[0] = previous;
+        }
+    }
+}
