@@ -96,7 +96,8 @@ final class UpCommand implements Callable<Integer> {
             + "fixed at the first start, later starts reuse it).")
     Integer l2Agents;
 
-    @Option(names = "--no-qos", description = "Storage nodes run every request as it arrives ([storage.qos] enabled = false), for comparisons.")
+    @Option(names = "--no-qos", description = "Storage nodes run every request as it arrives ([storage.qos] enabled = false) and the mount "
+            + "and commands hold no class to an in-flight budget ([client.in-flight] all 0), for comparisons.")
     boolean noQos;
 
     @Option(names = "--no-tls", description = "Plaintext RPC: no [tls] in the daemons' and the client's configs (for comparisons).")
@@ -161,15 +162,16 @@ final class UpCommand implements Callable<Integer> {
                 if (!layout.l2Rpc().isEmpty()) {
                     processes.add(start(dir, daemon("hooks", layout.hooksToml(), List.of(), "256m"), timeout, started));
                 }
+                String budgets = noQos ? "\n[client.in-flight]\ncheckpoint = \"0\"\nprefetch = \"0\"\nbackground = \"0\"\n" : "";
                 AtomicFiles.plain().write(dir.root.resolve(ClientSource.CLIENT_TOML),
-                        layout.clientToml() + UpAuth.clientToml(dir) + (noTls ? "" : UpTls.clientToml(dir)), false);
+                        layout.clientToml() + budgets + UpAuth.clientToml(dir) + (noTls ? "" : UpTls.clientToml(dir)), false);
                 if (noFuse.isEmpty()) {
                     if (FuseMount.isMounted(layout.mountDir())) {
                         // left behind by a mount daemon that was killed (mkdir on it would fail with ENOTCONN)
                         FuseMount.unmount(layout.mountDir(), true);
                     }
                     Files.createDirectories(layout.mountDir());
-                    processes.add(start(dir, daemon("mount", layout.mountToml(!noL1, libfuse), List.of(), "1g"), timeout, started));
+                    processes.add(start(dir, daemon("mount", layout.mountToml(!noL1, libfuse) + budgets, List.of(), "1g"), timeout, started));
                 }
                 dir.writeMembers(started);
             } catch (RuntimeException | IOException e) {
