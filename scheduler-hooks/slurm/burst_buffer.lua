@@ -17,8 +17,9 @@ What this script does, stage by stage (the function Slurm calls in brackets):
               let go while the data is still staging (it starts "at-risk": reads of chunks not yet
               in L2 go to L3). A hint that `failed` (or was cancelled) fails the stage-in: Slurm
               holds the job and shows the hint's message as its reason.
-  job start   (slurm_bb_paths)        puts STRATA_HOOKS into the job's environment, so the job
-              can look at its hints (GET /v1/hints?job=$SLURM_JOB_ID).
+  job start   (slurm_bb_paths)        puts STRATA_HOOKS (the base URL) and STRATA_HOOKS_CA (when
+              set) into the job's environment, so the job can look at its hints
+              (curl --cacert "$STRATA_HOOKS_CA" "$STRATA_HOOKS/v1/hints?job=$SLURM_JOB_ID").
   teardown    (slurm_bb_job_teardown) ends the job's hints (POST /v1/jobs/{job}/end): the L2
               agents release what was pinned for it and the hints are removed. A failure here
               is returned to Slurm, which retries the teardown.
@@ -33,12 +34,21 @@ section "Slurm"). Settings come from, later ones winning:
 
 Slurm runs each slurm_bb_* function in a fresh Lua state (Lua 5.1), so nothing is kept between
 calls: the hint of a job is found again by asking the hooks server for the job's hints. The calls
-go through curl, so this script needs nothing but curl on the slurmctld host.
+go through curl, so this script needs nothing but curl on the slurmctld host. Where the hooks
+server has a [tls] table (what `strata up` and a TLS cluster run) its API is HTTPS with a
+certificate of the cluster CA: set STRATA_HOOKS_CA to that CA's certificate file and curl
+verifies the server with it.
 --]]
 
 local DEFAULTS = {
-	-- The hooks server: HOST:PORT or a URL (http://HOST:PORT).
+	-- The hooks server: HOST:PORT or a URL (https://HOST:PORT). A HOST:PORT is https:// when
+	-- STRATA_HOOKS_CA is set, else http://.
 	STRATA_HOOKS = "127.0.0.1:7390",
+	-- The CA certificate (PEM) that issued the hooks server's certificate: the cluster CA, e.g.
+	-- a strata up cluster's DATA/tls/ca.pem. curl verifies the server with it (--cacert). It
+	-- holds no secret: make it readable by slurmctld's user and by the jobs (it is passed to
+	-- them). Empty: none (a hooks server without TLS, or one the system's CAs vouch for).
+	STRATA_HOOKS_CA = "",
 	-- How long stage-in waits for `ready` before it lets the job start at-risk (90s, 30m, 2h;
 	-- a bare number is seconds). Keep it under StageInTimeout in burst_buffer.conf.
 	STRATA_BB_MAX_WAIT = "1h",
@@ -59,7 +69,7 @@ local DEFAULTS = {
 	-- curl's standard input, never on a command line. Empty: none (a cluster without
 	-- authentication).
 	STRATA_BB_TOKEN_FILE = "",
-	-- The curl command (add options here, e.g. "curl --cacert /etc/ssl/strata.pem").
+	-- The curl command (add options here, e.g. "curl --noproxy '*'").
 	STRATA_BB_CURL = "curl",
 	-- Slurm's tools, for the job's nodes.
 	STRATA_BB_SCONTROL = "scontrol",
@@ -141,11 +151,21 @@ local function setting_seconds(conf, key)
 	return v
 end
 
--- The hooks server's base URL, from HOST:PORT, http://HOST:PORT or http://HOST:PORT/v1/.
+-- The CA file that verifies the hooks server, or nil when none is set.
+local function ca_file(conf)
+	local ca = trim(conf.STRATA_HOOKS_CA or "")
+	if ca == "" then
+		return nil
+	end
+	return ca
+end
+
+-- The hooks server's base URL, from HOST:PORT (https:// with a CA file, else http://),
+-- https://HOST:PORT or https://HOST:PORT/v1/.
 local function base_url(conf)
 	local u = trim(conf.STRATA_HOOKS)
 	if not u:find("://", 1, true) then
-		u = "http://" .. u
+		u = (ca_file(conf) and "https://" or "http://") .. u
 	end
 	u = u:gsub("/+$", ""):gsub("/v1$", "")
 	return u
@@ -333,6 +353,18 @@ local function sleep(s)
 	os.execute("sleep " .. tonumber(s))
 end
 
+-- What to check when curl failed in a way TLS explains: a certificate it could not verify, or
+-- plain HTTP to a server that speaks HTTPS (which closes the connection without an answer).
+local function tls_hint(conf, curl_out)
+	local url = base_url(conf)
+	if url:sub(1, 8) == "https://" and (curl_out:find("SSL", 1, true) or curl_out:find("certificate", 1, true)) then
+		return " (is STRATA_HOOKS_CA the CA that issued the hooks server's certificate?)"
+	elseif url:sub(1, 7) == "http://" and (curl_out:find("Empty reply", 1, true) or curl_out:find("Recv failure", 1, true)) then
+		return " (a hooks server with [tls] speaks HTTPS only: set STRATA_HOOKS_CA to the cluster CA's certificate)"
+	end
+	return ""
+end
+
 -- An HTTP call to the hooks server, limited to the duration in setting timeout_key. Returns
 -- the status (0 when the server could not be reached), the decoded JSON answer (or nil) and,
 -- when the call failed, a message.
@@ -341,6 +373,9 @@ local function http(conf, method, path, body, timeout_key)
 		.. " -H 'Content-Type: application/json' -w '\\n%{http_code}'"
 	if body then
 		cmd = cmd .. " --data-binary " .. sh_quote(body)
+	end
+	if ca_file(conf) then
+		cmd = cmd .. " --cacert " .. sh_quote(ca_file(conf))
 	end
 	cmd = cmd .. " " .. sh_quote(base_url(conf) .. path)
 	local token_file = trim(conf.STRATA_BB_TOKEN_FILE or "")
@@ -351,7 +386,9 @@ local function http(conf, method, path, body, timeout_key)
 	local text, code = out:match("^(.*)\n(%d%d%d)%s*$")
 	code = tonumber(code or "0")
 	if code == 0 then
-		return 0, nil, "the scheduler hooks at " .. base_url(conf) .. " are unreachable: " .. trim(text or out)
+		-- curl's first line says what failed (the rest of a certificate error is advice for browsers)
+		local first = trim(text or out):match("^[^\n]*")
+		return 0, nil, "the scheduler hooks at " .. base_url(conf) .. " are unreachable: " .. first .. tls_hint(conf, out)
 	end
 	local doc = json_decode(text)
 	if code >= 400 then
@@ -679,7 +716,10 @@ function slurm_bb_paths(job_id, job_script, path_file)
 	local conf = load_config()
 	local f = io.open(path_file, "a")
 	if f then
-		f:write("STRATA_HOOKS=" .. base_url(conf):gsub("^http://", "") .. "\n")
+		f:write("STRATA_HOOKS=" .. base_url(conf) .. "\n")
+		if ca_file(conf) then
+			f:write("STRATA_HOOKS_CA=" .. ca_file(conf) .. "\n")
+		end
 		f:close()
 	end
 	return slurm.SUCCESS

@@ -24,7 +24,10 @@
 #
 # Settings: strata-bb.conf next to this script (KEY=VALUE lines, the same file the lua script
 # reads; PrologSlurmctld does not inherit slurmctld's environment):
-#   STRATA_HOOKS        the hooks server, HOST:PORT or http://HOST:PORT  (127.0.0.1:7390)
+#   STRATA_HOOKS        the hooks server, HOST:PORT or https://HOST:PORT  (127.0.0.1:7390); a
+#                       HOST:PORT is https:// when STRATA_HOOKS_CA is set, else http://
+#   STRATA_HOOKS_CA     the CA certificate (PEM) that issued the hooks server's certificate (the
+#                       cluster CA): curl verifies the server with it  (empty: none)
 #   STRATA_BB_MAX_WAIT  the longest wait for ready, in seconds or 90s/30m/2h  (1h); keep it
 #                       under PrologEpilogTimeout when that is set
 #   STRATA_BB_POLL      how often to ask  (2s)
@@ -37,6 +40,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STRATA_HOOKS=127.0.0.1:7390
+STRATA_HOOKS_CA=
 STRATA_BB_MAX_WAIT=1h
 STRATA_BB_POLL=2s
 STRATA_BB_NODES=job
@@ -49,7 +53,8 @@ if [ -r "$here/strata-bb.conf" ]; then
     value=${value%%#*}
     value=$(echo "$value" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e 's/^"\(.*\)"$/\1/')
     case "$key" in
-      STRATA_HOOKS | STRATA_BB_MAX_WAIT | STRATA_BB_POLL | STRATA_BB_NODES | STRATA_BB_MOUNT | STRATA_BB_TOKEN_FILE) printf -v "$key" '%s' "$value" ;;
+      STRATA_HOOKS | STRATA_HOOKS_CA | STRATA_BB_MAX_WAIT | STRATA_BB_POLL | STRATA_BB_NODES | STRATA_BB_MOUNT | STRATA_BB_TOKEN_FILE)
+        printf -v "$key" '%s' "$value" ;;
       SLURM_CONF) export SLURM_CONF="$value" ;;
     esac
   done < "$here/strata-bb.conf"
@@ -58,7 +63,8 @@ fi
 job=${SLURM_JOB_ID:?PrologSlurmctld runs with SLURM_JOB_ID set}
 base=${STRATA_HOOKS%/}
 base=${base%/v1}
-case "$base" in *://*) ;; *) base="http://$base" ;; esac
+# HOST:PORT: https with a CA file to verify the server, else http
+case "$base" in *://*) ;; *) if [ -n "$STRATA_HOOKS_CA" ]; then base="https://$base"; else base="http://$base"; fi ;; esac
 
 log() { echo "strata prolog: job $job: $*" >&2; }
 
@@ -93,7 +99,16 @@ bearer() {
 # An HTTP call: prints the answer and, on its last line, the status (000: unreachable).
 call() {
   bearer | curl -sS -m "${3:-15}" -X "$1" -H 'Content-Type: application/json' -H @- -w '\n%{http_code}' \
-    ${4:+--data-binary "$4"} "$base$2" 2>&1
+    ${STRATA_HOOKS_CA:+--cacert "$STRATA_HOOKS_CA"} ${4:+--data-binary "$4"} "$base$2" 2>&1
+}
+
+# What to check when curl failed in a way TLS explains: a certificate it could not verify, or plain
+# HTTP to a server that speaks HTTPS (which closes the connection without an answer).
+tls_hint() {
+  case "$base" in
+    https://*) if grep -q -e SSL -e certificate <<< "$1"; then echo " (is STRATA_HOOKS_CA the CA that issued the hooks server's certificate?)"; fi ;;
+    http://*) if grep -q -e 'Empty reply' -e 'Recv failure' <<< "$1"; then echo " (a hooks server with [tls] speaks HTTPS only: set STRATA_HOOKS_CA to the cluster CA's certificate)"; fi ;;
+  esac
 }
 
 json_string() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"; }
@@ -157,7 +172,7 @@ if [ "$code" = 400 ] && [ ${#nodes[@]} -gt 0 ] && field error <<< "$answer" | gr
 fi
 case "$code" in
   201) ;;
-  000) fail "the scheduler hooks at $base are unreachable: ${answer%$'\n'*}" ;;
+  000) fail "the scheduler hooks at $base are unreachable: $(head -n 1 <<< "$answer")$(tls_hint "$answer")" ;;
   *) fail "hint refused: $(field error <<< "$answer") (HTTP $code)" ;;
 esac
 id=$(field id <<< "$answer")

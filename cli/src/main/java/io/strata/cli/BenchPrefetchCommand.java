@@ -219,7 +219,6 @@ final class BenchPrefetchCommand implements Callable<Integer> {
         Files.createDirectories(parent);
         Path work = Files.createTempDirectory(parent, "strata-bench-prefetch-");
         PrintStream log = System.err;
-        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
         Map<Integer, Epoch> cold = new LinkedHashMap<>();
         Map<Integer, Epoch> warm = new LinkedHashMap<>();
@@ -237,7 +236,10 @@ final class BenchPrefetchCommand implements Callable<Integer> {
             Path mnt = cluster.mount.orElseThrow(() -> new IllegalStateException("strata bench prefetch needs the FUSE mount: "
                     + cluster.noMount.orElse("no mount")));
             Path data = cluster.data;
-            hooks = "http://" + UpLayout.HOST + ":" + UpLayout.find(data).orElseThrow().hooksHttp();
+            // the cluster's hooks server: HTTPS verified with the cluster CA, as strata up runs it (plain HTTP with --no-tls)
+            HooksEndpoint endpoint = HooksEndpoint.local(data);
+            hooks = endpoint.url();
+            http = endpoint.client(Duration.ofSeconds(5));
             // the hooks server takes a scheduler's or an admin's token: the local cluster's admin token
             Path admin = data.resolve(UpAuth.ADMIN_TOKEN);
             bearer = Files.exists(admin) ? Optional.of(io.strata.core.auth.Credentials.read(admin).token()) : Optional.empty();

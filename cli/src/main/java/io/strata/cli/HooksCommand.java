@@ -21,25 +21,28 @@ import picocli.CommandLine.Option;
 /**
  * {@code strata hooks --config FILE}: the scheduler hooks (docs/scheduler-hooks.md), the HTTP
  * API where schedulers post prefetch hints and the planner that has the L2 agents stage them.
- * It keeps no state: hints live in the cluster manager, so a restart loses none.
+ * It keeps no state: hints live in the cluster manager, so a restart loses none. With a
+ * {@code [tls]} table the API is HTTPS with the process's certificate.
  */
 @Command(name = "hooks", mixinStandardHelpOptions = true,
         description = {"Run the scheduler hooks (prefetch hints over HTTP, staged into L2 before jobs start) until stopped.", "",
                 "The hints live in the cluster manager ([hooks] mgmtd); the API listens on [hooks] listen "
-                        + "(default 127.0.0.1:" + HooksConfig.DEFAULT_PORT + "). See docs/scheduler-hooks.md."},
+                        + "(default 127.0.0.1:" + HooksConfig.DEFAULT_PORT + "), over HTTPS when the config has a [tls] table. "
+                        + "See docs/scheduler-hooks.md."},
         footerHeading = "%nExamples:%n",
         footer = {"  strata hooks --config hooks.toml"})
 final class HooksCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(HooksCommand.class);
 
-    @Option(names = "--config", required = true, paramLabel = "FILE", description = "TOML file with [node], [client] and [hooks] tables.")
+    @Option(names = "--config", required = true, paramLabel = "FILE",
+            description = "TOML file with [node], [client] and [hooks] tables (and [auth], [tls]).")
     Path config;
 
     @Override
     public Integer call() throws Exception {
         ConfigNode root = ConfigNode.load(config);
         NodeConfig node = NodeConfig.read(root, "hooks");
-        HooksConfig cfg = HooksConfig.read(root.section("hooks"));
+        HooksConfig cfg = HooksConfig.read(root.section("hooks"), node.tls());
         ClientConfig client = ClientConfig.read(root);
         root.rejectUnknownKeys();
         DaemonRuntime rt = new DaemonRuntime("hooks", node);
@@ -70,7 +73,13 @@ final class HooksCommand implements Callable<Integer> {
         if (node.data() != null) {
             DaemonRuntime.announceReady(node.data(), info);
         }
-        LOG.info("{}: ready, scheduler hooks on http://{}/v1/", node.name(), info.get("http"));
+        if (node.tls().enabled()) {
+            LOG.info("{}: ready, scheduler hooks on {}/v1/ (callers verify its certificate with the CA of {})", node.name(), hooks.url(),
+                    node.tls().caFile());
+        } else {
+            LOG.warn("{}: ready, scheduler hooks on {}/v1/ in plain HTTP (no [tls] table): bearer tokens cross the wire readable",
+                    node.name(), hooks.url());
+        }
         StrataFileSystem fsToClose = fs;
         ManagerRoutingSource routingToClose = routing;
         MgmtdClient mgmtdToClose = mgmtd;

@@ -17,6 +17,7 @@ import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import javax.net.ssl.SSLException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -32,7 +34,9 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code strata prefetch ...}: prefetch hints through the scheduler hooks' HTTP API
  * (docs/scheduler-hooks.md), as a scheduler would post them. The hooks server is
- * {@code --hooks HOST:PORT}, else {@code $STRATA_HOOKS}, else the one {@code strata up} started.
+ * {@code --hooks HOST:PORT}, else {@code $STRATA_HOOKS}, else the one {@code strata up} started;
+ * over HTTPS, its certificate is checked against {@code --ca-file}, else {@code $STRATA_HOOKS_CA},
+ * else the local cluster's CA ({@link HooksEndpoint}).
  */
 @Command(name = "prefetch", mixinStandardHelpOptions = true,
         description = {"Prefetch hints: stage a job's data into L2 before it starts (submit, status, cancel, list, end).", "",
@@ -48,15 +52,20 @@ import picocli.CommandLine.Parameters;
                 "  strata prefetch list --job train-7",
                 "  strata prefetch end train-7"})
 final class PrefetchCommand {
-    static final String ENV_HOOKS = "STRATA_HOOKS";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private PrefetchCommand() {
     }
 
     abstract static class Base implements Callable<Integer> {
-        @Option(names = "--hooks", paramLabel = "HOST:PORT", description = "The hooks server (default: $STRATA_HOOKS, else the local cluster's).")
+        @Option(names = "--hooks", paramLabel = "HOST:PORT|URL",
+                description = "The hooks server (default: $STRATA_HOOKS, else the local cluster's); HOST:PORT is https:// when a CA file is known.")
         String hooks;
+
+        @Option(names = "--ca-file", paramLabel = "FILE",
+                description = "CA certificate (PEM) that issued the hooks server's certificate, to verify it over HTTPS "
+                        + "(default: $STRATA_HOOKS_CA; for the local cluster, its CA when it runs TLS).")
+        Path caFile;
 
         @Option(names = "--data", paramLabel = "DIR", description = "The local cluster's data directory (default: $STRATA_DATA, else data/).")
         Path data;
@@ -68,7 +77,8 @@ final class PrefetchCommand {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
-        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        private HooksEndpoint endpoint;
+        private HttpClient http;
 
         PrintWriter out() {
             return spec.commandLine().getOut();
@@ -85,15 +95,23 @@ final class PrefetchCommand {
 
         abstract int run() throws Exception;
 
-        String base() {
-            String h = hooks != null ? hooks : System.getenv(ENV_HOOKS);
-            if (h == null || h.isBlank()) {
-                ClusterDir dir = ClusterDir.resolve(data);
-                UpLayout l = UpLayout.find(dir.root).orElseThrow(() -> new StrataException(Status.INVALID_ARGUMENT,
-                        "no hooks server named: give --hooks HOST:PORT or set $" + ENV_HOOKS + " (no local cluster in " + dir.root + ")"));
-                h = UpLayout.HOST + ":" + l.hooksHttp();
+        /** The hooks server and the CA to check it with, resolved once. */
+        HooksEndpoint endpoint() {
+            if (endpoint == null) {
+                endpoint = HooksEndpoint.resolve(hooks, caFile, data, System::getenv);
             }
-            return h.startsWith("http://") || h.startsWith("https://") ? h : "http://" + h;
+            return endpoint;
+        }
+
+        String base() {
+            return endpoint().url();
+        }
+
+        private HttpClient http() {
+            if (http == null) {
+                http = endpoint().client(Duration.ofSeconds(5));
+            }
+            return http;
         }
 
         /** Sends a request; a 4xx/5xx becomes an error with the server's message. */
@@ -107,9 +125,18 @@ final class PrefetchCommand {
             b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body.toString()));
             HttpResponse<String> r;
             try {
-                r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                r = http().send(b.build(), HttpResponse.BodyHandlers.ofString());
             } catch (ConnectException e) {
                 throw new StrataException(Status.CONNECTION_FAILED, "cannot reach the hooks server at " + base() + " (is `strata hooks` running?)");
+            } catch (SSLException e) {
+                throw tlsFailed(e);
+            } catch (IOException e) {
+                if (base().startsWith("http://") && !(e instanceof HttpTimeoutException)) {
+                    throw new StrataException(Status.CONNECTION_FAILED, "the hooks server at " + base() + " gave no HTTP answer (" + e
+                            + "); if it serves HTTPS (its config has [tls]), give its CA with --ca-file or $" + HooksEndpoint.ENV_CA
+                            + ", or an https:// URL");
+                }
+                throw e;
             }
             JsonNode n;
             try {
@@ -127,6 +154,14 @@ final class PrefetchCommand {
                 throw new StrataException(s, n.path("error").asText(r.body()));
             }
             return n;
+        }
+
+        /** A failed handshake, with what to check: the CA the server was verified with, or that none was given. */
+        private StrataException tlsFailed(SSLException e) {
+            HooksEndpoint ep = endpoint();
+            String hint = ep.caFile().map(ca -> "; is " + ca + " (" + ep.caFrom() + ") the CA that issued its certificate?")
+                    .orElse("; give the CA that issued its certificate with --ca-file or $" + HooksEndpoint.ENV_CA);
+            return new StrataException(Status.CONNECTION_FAILED, "TLS with the hooks server at " + base() + " failed: " + e.getMessage() + hint);
         }
 
         /** Shows a hint until it settles, one progress line a second (redrawn in place on a terminal). */

@@ -42,7 +42,8 @@ import picocli.CommandLine.Option;
  * <p>Authentication is on ({@link UpAuth}): every daemon verifies tokens signed by the cluster
  * key and presents its own, and the client and admin tokens sit in the data directory. So is
  * TLS ({@link UpTls}, off with {@code --no-tls}): every RPC connection between daemons, and from
- * the mount and the native commands, is mutual TLS with certificates of the cluster's own CA.
+ * the mount and the native commands, is mutual TLS with certificates of the cluster's own CA, and
+ * the scheduler hooks' API is HTTPS with its certificate (callers verify it with the CA).
  *
  * <p>The data directory keeps everything ({@link ClusterDir}, {@link UpLayout}): a later
  * {@code strata up} on it brings back the same cluster with all its files. It is private to the
@@ -61,7 +62,7 @@ import picocli.CommandLine.Option;
                 "  strata up --data /scratch/strata --no-mount",
                 "  strata up --storage-nodes 4 --replicas 2    (a new data directory)",
                 "  strata up --l2-agents 0                     (no L2 pool; a new data directory)",
-                "  strata up --no-tls                          (plaintext RPC, for comparisons)",
+                "  strata up --no-tls                          (plaintext RPC and hooks API)",
                 "  strata up --fuse libfuse3                   (1 MiB FUSE requests, JDK 22+)"})
 final class UpCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "DIR", description = "Data directory (default: $" + ClusterDir.ENV + ", else data/ in the Strata checkout).")
@@ -100,7 +101,8 @@ final class UpCommand implements Callable<Integer> {
             + "and commands hold no class to an in-flight budget ([client.in-flight] all 0), for comparisons.")
     boolean noQos;
 
-    @Option(names = "--no-tls", description = "Plaintext RPC: no [tls] in the daemons' and the client's configs (for comparisons).")
+    @Option(names = "--no-tls", description = "Plaintext RPC and plain HTTP hooks API: no [tls] in the daemons' and the client's configs "
+            + "(for comparisons).")
     boolean noTls;
 
     @Option(names = "--foreground", description = "Stay attached; Ctrl-C stops the cluster.")
@@ -210,7 +212,9 @@ final class UpCommand implements Callable<Integer> {
         if (!layout.l2Rpc().isEmpty()) {
             out.println("L2 pool: " + layout.l2Rpc().size() + " agents; stage a directory's files in it with: strata policy set /DIR tiers.l2=stage"
                     + " (add durability=l2 to let fsync return once both L2 copies are synced); watch it with: strata admin l2");
-            out.println("Scheduler hooks: http://" + UpLayout.HOST + ":" + layout.hooksHttp() + "/v1/ ; stage a job's data before it starts with: "
+            String hooks = HooksEndpoint.url(UpLayout.HOST + ":" + layout.hooksHttp(), !noTls) + "/v1/";
+            out.println("Scheduler hooks: " + hooks + (noTls ? "" : " (verify it with the cluster CA: curl --cacert "
+                    + dir.root.resolve(UpTls.DIR).resolve(UpTls.CA_CERT) + ")") + " ; stage a job's data before it starts with: "
                     + "strata prefetch submit --job J --path /DIR --deadline 30m");
         }
         String data = " --data " + dir.root;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.strata.core.util.Eventually;
 import io.strata.fuse.FuseMount;
+import io.strata.hooks.HooksHttp;
 import io.strata.testing.Slow;
 import java.io.IOException;
 import java.io.Reader;
@@ -47,7 +48,9 @@ import org.junit.jupiter.api.io.TempDir;
  * against a real single-node Slurm from Debian's packages: munged with a generated key,
  * slurmctld and slurmd on loopback with a generated slurm.conf whose burst buffer plugin is
  * {@code burst_buffer/lua} running the repository's script, and a {@code strata up} cluster whose
- * hooks server the script talks to. A batch job with the directive {@code #BB_LUA strata prefetch}
+ * hooks server the script talks to, over HTTPS verified with the cluster CA ({@code STRATA_HOOKS_CA}:
+ * the script, and the job through the environment the script gives it). A batch job with the
+ * directive {@code #BB_LUA strata prefetch}
  * waits in stage-in until its hint is ready, then reads the dataset through the FUSE mount from
  * L2; its teardown ends the hint. A hint the hooks refuse holds the job with the reason.
  *
@@ -70,6 +73,8 @@ class SlurmIT {
     private static final int CHUNK = 1 << 20;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /** The hooks API's client: HTTPS, trusting the cluster CA. */
+    static HttpClient hooksHttp;
 
     @TempDir
     static Path data;
@@ -79,6 +84,8 @@ class SlurmIT {
     static Path mnt;
     static String schedulerToken;
     static String hooks;
+    /** The cluster CA's certificate, readable by everyone (the job runs as nobody; the data directory is root's). */
+    static Path ca;
     static Path conf;
     static Path out;
     static final List<Process> daemons = new ArrayList<>();
@@ -109,6 +116,9 @@ class SlurmIT {
         assertThat(token.code()).as(token.err()).isZero();
         schedulerToken = token.out().strip();
         hooks = "127.0.0.1:" + properties(data.resolve(UpLayout.FILE)).getProperty("hooks.http");
+        ca = Files.copy(data.resolve(UpTls.DIR).resolve(UpTls.CA_CERT), slurm.resolve("strata-ca.pem"));
+        Files.setPosixFilePermissions(ca, PosixFilePermissions.fromString("rw-r--r--"));
+        hooksHttp = HooksHttp.client(Optional.of(ca), Duration.ofSeconds(5));
         assertThat(get("/v1/health").statusCode()).isEqualTo(200);
 
         startSlurm();
@@ -193,13 +203,15 @@ class SlurmIT {
         // the scheduler's token to jobs)
         Path jobToken = Files.writeString(out.resolve("job.token"), schedulerToken + "\n");
         Files.setPosixFilePermissions(jobToken, PosixFilePermissions.fromString("rw-r--r--"));
+        // HOST:PORT with a CA file: the script speaks https:// and has curl verify the server with the CA
         Files.writeString(conf.resolve("strata-bb.conf"), """
                 STRATA_HOOKS=%s
+                STRATA_HOOKS_CA=%s
                 STRATA_BB_POLL=1s
                 STRATA_BB_MAX_WAIT=2m
                 STRATA_BB_MOUNT=%s
                 STRATA_BB_TOKEN_FILE=%s
-                """.formatted(hooks, mnt, tokenFile));
+                """.formatted(hooks, ca, mnt, tokenFile));
 
         Path slurmConf = conf.resolve("slurm.conf");
         daemons.add(start(logs.resolve("slurmctld.out"), which("slurmctld").orElseThrow(), "-D", "-f", slurmConf.toString()));
@@ -265,8 +277,9 @@ class SlurmIT {
                 #SBATCH --output=%1$s/train-%%j.out
                 #BB_LUA strata prefetch path=%2$s/datasets/slurm deadline=5m priority=5
                 date +%%s.%%N > %1$s/start-$SLURM_JOB_ID
-                curl -sS -H "Authorization: Bearer $(cat %1$s/job.token)" "http://$STRATA_HOOKS/v1/hints?job=$SLURM_JOB_ID" \\
-                  > %1$s/hints-$SLURM_JOB_ID.json
+                curl -sS --cacert "$STRATA_HOOKS_CA" -H "Authorization: Bearer $(cat %1$s/job.token)" \\
+                  "$STRATA_HOOKS/v1/hints?job=$SLURM_JOB_ID" > %1$s/hints-$SLURM_JOB_ID.json
+                echo "$STRATA_HOOKS" > %1$s/hooks-$SLURM_JOB_ID
                 cat %2$s/datasets/slurm/part-0 %2$s/datasets/slurm/part-1 %2$s/datasets/slurm/part-2 %2$s/datasets/slurm/part-3 \\
                   | sha256sum | cut -d' ' -f1 > %1$s/sha-$SLURM_JOB_ID
                 """.formatted(out, mnt));
@@ -286,6 +299,7 @@ class SlurmIT {
         // Started only after the hint was ready: the job saw it ready, ready before it started.
         BigDecimal startedAt = new BigDecimal(Files.readString(out.resolve("start-" + job)).strip());
         Instant started = Instant.ofEpochSecond(startedAt.longValue(), startedAt.remainder(BigDecimal.ONE).movePointRight(9).longValue());
+        assertThat(Files.readString(out.resolve("hooks-" + job)).strip()).as("the job's STRATA_HOOKS").isEqualTo("https://" + hooks);
         JsonNode hints = JSON.readTree(out.resolve("hints-" + job + ".json").toFile()).path("hints");
         assertThat(hints).as("the job's hints at its start").hasSize(1);
         JsonNode hint = hints.get(0);
@@ -450,7 +464,7 @@ class SlurmIT {
 
     private static HttpResponse<String> get(String path) {
         try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create("http://" + hooks + path)).timeout(Duration.ofSeconds(10))
+            return hooksHttp.send(HttpRequest.newBuilder(URI.create("https://" + hooks + path)).timeout(Duration.ofSeconds(10))
                             .header("Authorization", "Bearer " + schedulerToken).build(),
                     HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {

@@ -1,6 +1,7 @@
 package io.strata.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.strata.core.NodeContext;
 import io.strata.core.NodeId;
@@ -21,6 +22,7 @@ import io.strata.core.tls.CertificateAuthority;
 import io.strata.core.tls.TlsContext;
 import io.strata.core.tls.TlsEngine;
 import io.strata.core.util.Futures;
+import io.strata.hooks.HooksHttp;
 import io.strata.protocol.mgmtd.MgmtdMessage;
 import io.strata.protocol.mgmtd.MgmtdMessages;
 import io.strata.protocol.mgmtd.NodeRole;
@@ -34,6 +36,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -42,7 +45,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,8 +56,10 @@ import org.junit.jupiter.api.io.TempDir;
  * its daemons listen on (read from the cluster's layout file) hangs up on a plaintext peer
  * (even one holding the admin token) and refuses a certificate of another CA; over TLS with the
  * cluster's certificate it still refuses a peer that sends anything before a token, a token of
- * another cluster, and roles it does not take; the hooks API wants a bearer token; the CLI's own
- * commands keep working with the certificate and tokens of the data directory.
+ * another cluster, and roles it does not take; the hooks API is HTTPS only (plaintext HTTP gets
+ * no answer, a client that does not trust the cluster CA fails the handshake) and wants a bearer
+ * token; the CLI's own commands keep working with the certificate and tokens of the data
+ * directory.
  */
 class UpAuthIT {
     private static final Duration T = Duration.ofSeconds(30);
@@ -101,6 +108,15 @@ class UpAuthIT {
     private static <C extends AutoCloseable> C keep(List<AutoCloseable> open, C c) {
         open.add(c);
         return c;
+    }
+
+    /** {@code t} and its causes. */
+    private static List<Throwable> causes(Throwable t) {
+        List<Throwable> out = new ArrayList<>();
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            out.add(c);
+        }
+        return out;
     }
 
     /** What the peer sends until it closes (a TLS alert at most); a reset counts as closed. */
@@ -202,9 +218,27 @@ class UpAuthIT {
             assertThat(hijack.status()).isEqualTo(Status.PERMISSION_DENIED);
             assertThat(hijack.getMessage()).contains("storage node-9 may not register node-1");
 
-            // the hooks API: 401 without a bearer token, 403 for a client's, served for an admin's
-            String hooks = "http://127.0.0.1:" + UpLayout.find(data).orElseThrow().hooksHttp() + "/v1/hints";
-            HttpClient http = HttpClient.newHttpClient();
+            // the hooks API is HTTPS with a certificate of the cluster CA: plaintext HTTP gets no answer, and a client that
+            // does not trust the CA (the JDK's default, the system CAs) fails the handshake
+            int hooksPort = UpLayout.find(data).orElseThrow().hooksHttp();
+            long h0 = System.nanoTime();
+            try (Socket s = new Socket("127.0.0.1", hooksPort)) {
+                s.setSoTimeout((int) T.toMillis());
+                s.getOutputStream().write("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                assertThat(new String(readToEnd(s.getInputStream()), StandardCharsets.ISO_8859_1)).as("the hooks port answered plaintext HTTP")
+                        .doesNotContain("HTTP/");
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - h0)).as("hooks").isLessThan(Duration.ofSeconds(5));
+            HttpRequest health = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + hooksPort + "/v1/health")).build();
+            assertThatThrownBy(() -> HttpClient.newHttpClient().send(health, HttpResponse.BodyHandlers.ofString()))
+                    .as("a client without the cluster CA").satisfies(e -> assertThat(causes(e)).hasAtLeastOneElementOfType(SSLHandshakeException.class));
+            // strata prefetch told the port without the CA speaks http:// to it, and says what to give
+            CliTest.Run noCa = CliTest.strata("prefetch", "list", "--hooks", "127.0.0.1:" + hooksPort, d);
+            assertThat(noCa.code()).isNotZero();
+            assertThat(noCa.err()).contains("no HTTP answer", "--ca-file");
+            // over HTTPS with the CA: 401 without a bearer token, 403 for a client's, served for an admin's
+            String hooks = "https://127.0.0.1:" + hooksPort + "/v1/hints";
+            HttpClient http = HooksHttp.client(Optional.of(data.resolve("tls/ca.pem")), T);
             HttpResponse<String> bare = http.send(HttpRequest.newBuilder(URI.create(hooks)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(bare.statusCode()).isEqualTo(401);
             assertThat(bare.body()).contains("UNAUTHENTICATED", "Authorization: Bearer");
@@ -224,7 +258,8 @@ class UpAuthIT {
             CliTest.Run nodes = CliTest.strata("admin", "nodes", d);
             assertThat(nodes.code()).as(nodes.err()).isZero();
             assertThat(CliTest.strata("mkdir", "-p", "/a", d).code()).isZero();
-            assertThat(CliTest.strata("prefetch", "list", d).code()).isZero();
+            CliTest.Run prefetch = CliTest.strata("prefetch", "list", d);
+            assertThat(prefetch.code()).as("strata prefetch on the local cluster: HTTPS with its CA: " + prefetch.err()).isZero();
             CliTest.Run issued = CliTest.strata("admin", "token", "create", "--role", "client", "--ttl", "1h", "--subject", "bob", d);
             assertThat(issued.code()).as(issued.err()).isZero();
             assertThat(Token.peek(issued.out().strip()).subject()).isEqualTo("bob");

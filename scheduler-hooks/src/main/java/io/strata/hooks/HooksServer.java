@@ -41,6 +41,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -67,6 +68,10 @@ import org.slf4j.LoggerFactory;
  * {@code admin} token: without a valid one it gets 401 ({@code UNAUTHENTICATED}), with another
  * role 403 ({@code PERMISSION_DENIED}). Work that calls other services runs off the
  * event loop, on a small pool of its own.
+ *
+ * <p>With a {@link HooksTls} (the process has a {@code [tls]} table) the port speaks HTTPS only:
+ * the TLS handler goes first in every connection, so a plaintext request fails the handshake and
+ * the connection is closed before any HTTP is read, and the token never travels readable.
  */
 public final class HooksServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HooksServer.class);
@@ -83,31 +88,39 @@ public final class HooksServer implements AutoCloseable {
     private final Channel channel;
     private final TokenVerifier verifier;
     private final StrataClock nodeClock;
+    private final boolean https;
 
-    private HooksServer(NodeContext ctx, Planner planner, Clock clock, InetSocketAddress listen) {
+    private HooksServer(NodeContext ctx, Planner planner, Clock clock, InetSocketAddress listen, Optional<HooksTls> tls) {
         this.planner = planner;
         this.clock = clock;
         this.verifier = ctx.verifier().orElse(null);
         this.nodeClock = ctx.clock();
+        this.https = tls.isPresent();
         ServerBootstrap b = new ServerBootstrap()
                 .group(ctx.eventLoops())
                 .channel(ctx.transport().serverChannel())
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        tls.ifPresent(t -> ch.pipeline().addLast(t.newHandler(ch.alloc())));
                         ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(MAX_BODY), new Handler());
                     }
                 });
         this.channel = b.bind(listen).syncUninterruptibly().channel();
     }
 
-    /** Serves the API on {@code listen} (port 0: any free port). */
-    public static HooksServer start(NodeContext ctx, Planner planner, Clock clock, InetSocketAddress listen) {
-        return new HooksServer(ctx, planner, clock, listen);
+    /** Serves the API on {@code listen} (port 0: any free port), over HTTPS when {@code tls} is given, else plain HTTP. */
+    public static HooksServer start(NodeContext ctx, Planner planner, Clock clock, InetSocketAddress listen, Optional<HooksTls> tls) {
+        return new HooksServer(ctx, planner, clock, listen, tls);
     }
 
     public InetSocketAddress address() {
         return (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Whether the port speaks HTTPS (else plain HTTP). */
+    public boolean https() {
+        return https;
     }
 
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {

@@ -4,11 +4,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.strata.client.ClientConfig;
 import io.strata.client.StrataFileSystem;
+import io.strata.config.TlsConfig;
 import io.strata.core.DataSize;
 import io.strata.core.NodeContext;
 import io.strata.core.NodeId;
+import io.strata.core.auth.ClusterKey;
+import io.strata.core.auth.Role;
+import io.strata.core.auth.Token;
+import io.strata.core.auth.TokenVerifier;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
+import io.strata.core.tls.CertificateAuthority;
+import io.strata.core.tls.TlsEngine;
 import io.strata.harness.LocalCluster;
 import io.strata.harness.MiniMgmtdCluster;
 import io.strata.l2.agent.L2Agent;
@@ -27,21 +34,25 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 
 /**
  * A real cluster for the hooks: storage nodes and the meta service (the harness's local
  * cluster, routed by a static table), L2 agents on loopback named {@code gpu-1..n}, a cluster
  * manager (one Ratis peer) keeping the hints, and the hooks server with its planner, spoken to
- * over HTTP.
+ * over HTTP; or, made with {@link #https}, over HTTPS with a CA of the fixture's own and a
+ * scheduler's bearer token, as {@code strata up} runs it.
  */
 final class HooksFixture implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -59,7 +70,9 @@ final class HooksFixture implements AutoCloseable {
     private final UnaryOperator<L2AgentConfig> agentConfig;
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final Map<String, NodeContext> contexts = new HashMap<>();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http;
+    /** The HTTPS and tokens of the fixture; null: plain HTTP without authentication. */
+    final Secured secured;
     private MgmtdClient mgmtd;
     Hooks hooks;
 
@@ -67,13 +80,45 @@ final class HooksFixture implements AutoCloseable {
     record Http(int status, JsonNode body) {
     }
 
+    /**
+     * HTTPS and authentication as {@code strata up} sets them up: a CA of the fixture's own, the
+     * hooks' {@code [tls]} files it issued (naming localhost and 127.0.0.1) under {@code dir/tls},
+     * and a cluster key whose tokens the hooks verify, with a scheduler's token for the requests.
+     */
+    record Secured(Path caFile, TlsConfig tls, ClusterKey key, String schedulerToken) {
+        static Secured create(Path dir) throws IOException {
+            Path tls = Files.createDirectories(dir.resolve("tls"));
+            CertificateAuthority ca = CertificateAuthority.generate("hooks fixture CA", Instant.now(), Duration.ofDays(1));
+            CertificateAuthority.Issued hooks = ca.issue("hooks", List.of("localhost", "127.0.0.1"), Instant.now(), Duration.ofDays(1));
+            Path caFile = Files.writeString(tls.resolve("ca.pem"), ca.certificatePem());
+            Path cert = Files.writeString(tls.resolve("hooks.pem"), hooks.certificatePem());
+            Path key = Files.writeString(tls.resolve("hooks.key"), hooks.keyPem());
+            ClusterKey clusterKey = ClusterKey.generate();
+            return new Secured(caFile, new TlsConfig(true, cert, key, caFile, TlsEngine.resolve("auto")), clusterKey,
+                    Token.issue(clusterKey, Role.SCHEDULER, "slurm", Instant.now(), Duration.ofHours(1)));
+        }
+    }
+
     HooksFixture(Path dir, long seed, int agentCount, UnaryOperator<L2AgentConfig> agentConfig) throws Exception {
+        this(dir, seed, agentCount, agentConfig, null);
+    }
+
+    /** A fixture whose hooks serve HTTPS and require a bearer token ({@link Secured}). */
+    static HooksFixture https(Path dir, long seed, int agentCount) throws Exception {
+        return new HooksFixture(dir, seed, agentCount, c -> c, Secured.create(dir));
+    }
+
+    private HooksFixture(Path dir, long seed, int agentCount, UnaryOperator<L2AgentConfig> agentConfig, Secured secured) throws Exception {
         this.dir = dir;
         this.seed = seed;
         this.agentConfig = agentConfig;
+        this.secured = secured;
+        this.http = HooksHttp.client(Optional.ofNullable(secured).map(Secured::caFile), Duration.ofSeconds(5));
         this.cluster = LocalCluster.builder(dir.resolve("cluster"), seed).storageNodes(3).chains(6).metaSync(false).metaInProcess().start();
         this.managers = MiniMgmtdCluster.builder(dir.resolve("mgmtd")).peers(1).seed(seed).start();
-        this.ctx = NodeContext.seeded("hooks-fixture", seed);
+        this.ctx = secured == null ? NodeContext.seeded("hooks-fixture", seed)
+                : NodeContext.builder("hooks-fixture").seed(seed).eventLoopThreads(2).blockingThreads(4)
+                        .verifier(new TokenVerifier(secured.key())).build();
         this.metaRpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS);
         this.meta = new MetaClient(ctx, metaRpc, List.of(cluster.metaAddress()));
         this.l3 = new StorageClient(ctx, cluster.routingSource(), RpcOptions.DEFAULTS, StorageClientOptions.DEFAULTS);
@@ -126,10 +171,20 @@ final class HooksFixture implements AutoCloseable {
 
     /** Starts the hooks server and planner (again after {@link #stopHooks}: a restart). */
     void startHooks() {
+        startHooks(secured == null ? TlsConfig.OFF : secured.tls());
+    }
+
+    /** Starts the hooks server and planner with {@code tls} as its {@code [tls]} table. */
+    void startHooks(TlsConfig tls) {
         mgmtd = new MgmtdClient(ctx, managers.addresses());
         HooksConfig cfg = new HooksConfig(new InetSocketAddress("127.0.0.1", 0), managers.addresses(),
-                new Planner.Options(2, Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofMillis(100)));
-        hooks = Hooks.start(ctx, cfg, admin, cluster.routingSource(), mgmtd, RpcOptions.DEFAULTS, Clock.systemUTC());
+                new Planner.Options(2, Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofMillis(100)), tls);
+        try {
+            hooks = Hooks.start(ctx, cfg, admin, cluster.routingSource(), mgmtd, RpcOptions.DEFAULTS, Clock.systemUTC());
+        } catch (RuntimeException e) {
+            mgmtd.close();
+            throw e;
+        }
     }
 
     void stopHooks() {
@@ -138,8 +193,10 @@ final class HooksFixture implements AutoCloseable {
     }
 
     Http send(String method, String path, String body) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + hooks.address().getPort() + path))
-                .timeout(Duration.ofSeconds(30));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(hooks.url() + path)).timeout(Duration.ofSeconds(30));
+        if (secured != null) {
+            b.header("Authorization", "Bearer " + secured.schedulerToken());
+        }
         b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
         return new Http(r.statusCode(), JSON.readTree(r.body()));
