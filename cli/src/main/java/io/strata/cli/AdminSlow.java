@@ -7,7 +7,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -41,12 +40,8 @@ import picocli.CommandLine.Option;
 final class AdminSlow implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    @Option(names = "--data", paramLabel = "DIR", description = "Data directory of the local cluster (default: $STRATA_DATA, else ./data).")
-    Path data;
-
-    @Option(names = "--endpoint", paramLabel = "HOST:PORT|URL", description = "A daemon's metrics endpoint (repeatable); "
-            + "replaces the local cluster's list.")
-    List<String> endpoints = new ArrayList<>();
+    @CommandLine.Mixin
+    MetricsSources daemons;
 
     @Option(names = "--limit", defaultValue = "20", description = "Traces to show, slowest first (default ${DEFAULT-VALUE}).")
     int limit;
@@ -83,19 +78,7 @@ final class AdminSlow implements Callable<Integer> {
         if (trace != null) {
             io.strata.core.trace.Trace.parse(trace.toLowerCase(Locale.ROOT)); // a clear error for a malformed id
         }
-        Map<String, URI> targets = new LinkedHashMap<>();
-        if (!endpoints.isEmpty()) {
-            for (String e : endpoints) {
-                targets.put(e, BenchFsRunCommand.metricsUri(e));
-            }
-        } else {
-            ClusterDir dir = ClusterDir.resolve(data);
-            targets.putAll(MetricsTargets.local(dir));
-            if (targets.isEmpty()) {
-                throw new IllegalArgumentException("no daemon with a metrics endpoint in " + dir.root
-                        + " (is the cluster up? `strata up`; or name endpoints with --endpoint HOST:PORT)");
-            }
-        }
+        Map<String, URI> targets = daemons.targets();
         PrintWriter out = spec.commandLine().getOut();
         List<Hop> hops = new ArrayList<>();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();

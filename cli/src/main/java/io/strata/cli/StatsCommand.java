@@ -6,13 +6,11 @@ import io.strata.bench.fs.Counters;
 import io.strata.config.Durations;
 import java.io.PrintWriter;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -40,12 +38,8 @@ import picocli.CommandLine.Option;
                 "  strata stats --count 10 --json        ten lines for a script",
                 "  strata stats --endpoint h1:9191 --endpoint h2:9191"})
 final class StatsCommand implements Callable<Integer> {
-    @Option(names = "--data", paramLabel = "DIR", description = "Data directory of the local cluster (default: $STRATA_DATA, else ./data).")
-    Path data;
-
-    @Option(names = "--endpoint", paramLabel = "HOST:PORT|URL", description = "A daemon's metrics endpoint (repeatable); "
-            + "replaces the local cluster's list.")
-    List<String> endpoints = new ArrayList<>();
+    @CommandLine.Mixin
+    MetricsSources daemons;
 
     @Option(names = "--interval", defaultValue = "1s", description = "Time between lines (default ${DEFAULT-VALUE}).")
     String interval;
@@ -76,19 +70,7 @@ final class StatsCommand implements Callable<Integer> {
         if (count < 0) {
             throw new IllegalArgumentException("--count must be 0 (no end) or more, got " + count);
         }
-        Map<String, URI> targets = new LinkedHashMap<>();
-        if (!endpoints.isEmpty()) {
-            for (String e : endpoints) {
-                targets.put(e, BenchFsRunCommand.metricsUri(e));
-            }
-        } else {
-            ClusterDir dir = ClusterDir.resolve(data);
-            targets.putAll(MetricsTargets.local(dir));
-            if (targets.isEmpty()) {
-                throw new IllegalArgumentException("no daemon with a metrics endpoint in " + dir.root
-                        + " (is the cluster up? `strata up`; or name endpoints with --endpoint HOST:PORT)");
-            }
-        }
+        Map<String, URI> targets = daemons.targets();
         List<Counters.Source> sources = new ArrayList<>();
         targets.forEach((name, uri) -> sources.add(Counters.prometheus(uri, name)));
         PrintWriter out = spec.commandLine().getOut();

@@ -108,6 +108,7 @@ public final class Planner implements AutoCloseable {
     private final Counter stagedBytes;
     private final Counter fetchFailures;
     private final Counter missed;
+    private final MeterRegistry meters;
     private volatile boolean closed;
     private long lastRefresh;
     private long lastEstimate;
@@ -208,6 +209,7 @@ public final class Planner implements AutoCloseable {
         this.fetchFailures = Counter.builder("strata.hooks.fetch.failures")
                 .description("chunk fetches that failed and moved to another agent (or failed their hint)").register(meters);
         this.missed = Counter.builder("strata.hooks.deadlines.missed").description("hints that turned late").register(meters);
+        this.meters = meters;
         this.thread = new Thread(this::run, "strata-hooks-planner");
         this.thread.setDaemon(true);
     }
@@ -770,9 +772,33 @@ public final class Planner implements AutoCloseable {
 
     private void setState(Job j, HintState s, String why) {
         if (j.state() != s || !j.hint.message().equals(why)) {
+            boolean nowReady = s == HintState.READY && j.state() != HintState.READY;
             j.hint = j.hint.withState(s, why, clock.millis());
             j.dirty = true;
+            if (nowReady) {
+                recordReady(j.hint);
+            }
         }
+    }
+
+    /**
+     * How a hint's staging ended against its deadline, per job (tag {@code strata_job}, as a
+     * mount of the job tags its own series): {@code strata.hooks.hint.ready.seconds} (from the
+     * submission to ready), {@code strata.hooks.hint.slack.seconds} (ready that long before the
+     * deadline; 0 when late) and {@code strata.hooks.hint.lateness.seconds} (ready that long
+     * after it; 0 when on time).
+     */
+    private void recordReady(Hint h) {
+        double slack = (h.deadline() - h.readyAt()) / 1000.0;
+        summary("strata.hooks.hint.ready.seconds", "time from a hint's submission until it was ready", h.job())
+                .record(Math.max(0, h.readyAt() - h.created()) / 1000.0);
+        summary("strata.hooks.hint.slack.seconds", "how long before its deadline a hint was ready", h.job()).record(Math.max(0, slack));
+        summary("strata.hooks.hint.lateness.seconds", "how long after its deadline a hint was ready", h.job()).record(Math.max(0, -slack));
+    }
+
+    private io.micrometer.core.instrument.DistributionSummary summary(String name, String description, String job) {
+        return io.micrometer.core.instrument.DistributionSummary.builder(name).description(description).baseUnit("seconds")
+                .tag("strata_job", job).register(meters);
     }
 
     /** Writes changed hints to the cluster manager ({@code now}: at once, else every {@code persistEvery}). */

@@ -239,13 +239,22 @@ final class HooksFixture implements AutoCloseable {
         return c == null ? 0 : c.count();
     }
 
-    /** A meter of the hooks (the fixture's own context): a gauge's value or a counter's count, 0 when absent. */
+    /** A meter of the hooks (the fixture's own context): a gauge's value, a counter's or a summary's count, 0 when absent. */
     double hooksMeter(String name, String... tags) {
         var m = ctx.meters().find(name).tags(tags);
         if (m.gauge() != null) {
             return m.gauge().value();
         }
+        if (m.summary() != null) {
+            return m.summary().count();
+        }
         return m.counter() == null ? 0 : m.counter().count();
+    }
+
+    /** The total a summary of the hooks recorded, 0 when absent. */
+    double hooksTotal(String name, String... tags) {
+        var m = ctx.meters().find(name).tags(tags).summary();
+        return m == null ? 0 : m.totalAmount();
     }
 
     long pinnedChunks() {

@@ -87,6 +87,12 @@ class HooksTest {
                     .as("staged only on the job's nodes").containsOnly("gpu-1", "gpu-2");
             assertThat(f.agents.get(3).status().prefetchFetches()).as("gpu-3 is not the job's").isZero();
             assertThat(f.prefetchFetches()).as("each chunk read from L3 once").isEqualTo(6L * CHUNKS_PER_FILE);
+            assertThat(f.hooksMeter("strata.hooks.hint.ready.seconds", "strata_job", "train-1")).as("one hint of the job got ready")
+                    .isEqualTo(1);
+            assertThat(f.hooksMeter("strata.hooks.hint.lateness.seconds", "strata_job", "train-1")).isEqualTo(1);
+            assertThat(f.hooksTotal("strata.hooks.hint.lateness.seconds", "strata_job", "train-1")).as("on time").isZero();
+            assertThat(f.hooksTotal("strata.hooks.hint.slack.seconds", "strata_job", "train-1")).as("ready minutes before its deadline")
+                    .isGreaterThan(200);
 
             StrataFileSystem job = f.client("job");
             double before = f.counter("job", "strata.l2.client.cached.hit");
