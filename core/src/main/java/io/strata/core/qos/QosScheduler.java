@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -65,8 +66,8 @@ public final class QosScheduler {
         }
     }
 
-    private record Pending<T>(QosClass c, long bytes, long arrived, long trace, Supplier<CompletableFuture<T>> op,
-                              CompletableFuture<T> result) {
+    private record Pending<T>(QosClass c, long bytes, long arrived, long trace, Consumer<String> notes,
+                              Supplier<CompletableFuture<T>> op, CompletableFuture<T> result) {
     }
 
     public QosScheduler(String device, QosShares shares, StrataClock clock, ScheduledExecutorService timer, MeterRegistry meters) {
@@ -101,10 +102,10 @@ public final class QosScheduler {
     public <T> CompletableFuture<T> submit(QosClass c, long bytes, Supplier<CompletableFuture<T>> op) {
         long now = clock.nanoTime();
         if (!shares.enabled()) {
-            return timed(c, bytes, now, now, Trace.current(), op);
+            return timed(c, bytes, now, now, Trace.current(), Trace.notes(), op);
         }
         CompletableFuture<T> result = new CompletableFuture<>();
-        Pending<T> p = new Pending<>(c, Math.max(0, bytes), now, Trace.current(), op, result);
+        Pending<T> p = new Pending<>(c, Math.max(0, bytes), now, Trace.current(), Trace.notes(), op, result);
         synchronized (this) {
             ClassState s = classes.get(c);
             if (s.queue.isEmpty()) {
@@ -231,7 +232,7 @@ public final class QosScheduler {
     }
 
     private <T> void start(Pending<T> p) {
-        CompletableFuture<T> f = timed(p.c, p.bytes, p.arrived, clock.nanoTime(), p.trace, p.op);
+        CompletableFuture<T> f = timed(p.c, p.bytes, p.arrived, clock.nanoTime(), p.trace, p.notes, p.op);
         f.whenComplete((v, e) -> {
             synchronized (this) {
                 running--;
@@ -245,11 +246,14 @@ public final class QosScheduler {
         });
     }
 
-    /** Runs {@code op} under {@code trace}, and keeps it as a slow {@code disk} hop if it was one. */
-    private <T> CompletableFuture<T> timed(QosClass c, long bytes, long arrived, long started, long trace,
+    /**
+     * Runs {@code op} under {@code trace}; tells {@code notes} (the request it serves, if any) how
+     * long it queued and took on the device, and keeps it as a slow {@code disk} hop if it was one.
+     */
+    private <T> CompletableFuture<T> timed(QosClass c, long bytes, long arrived, long started, long trace, Consumer<String> notes,
                                            Supplier<CompletableFuture<T>> op) {
         CompletableFuture<T> f;
-        try (Trace.Scope scope = Trace.open(trace)) {
+        try (Trace.Scope scope = Trace.open(trace, notes)) {
             f = op.get();
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
@@ -259,10 +263,11 @@ public final class QosScheduler {
         }
         return f.whenComplete((v, e) -> {
             long done = clock.nanoTime();
+            String times = String.format("queued %.1f ms for a slot, device %.1f ms", (started - arrived) / 1e6, (done - started) / 1e6);
+            notes.accept(device + ": " + times);
             if (slowOps.isSlow(done - arrived)) {
                 slowOps.record(trace, "disk", c.policyName() + " " + bytes + " bytes on " + device, done - arrived,
-                        String.format("queued %.1f ms for a slot, device %.1f ms%s", (started - arrived) / 1e6, (done - started) / 1e6,
-                                e == null ? "" : ", failed: " + e.getMessage()));
+                        times + (e == null ? "" : ", failed: " + e.getMessage()));
             }
         });
     }

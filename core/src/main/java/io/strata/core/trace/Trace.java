@@ -2,6 +2,7 @@ package io.strata.core.trace;
 
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 /**
  * The id of the user operation a thread is working for (a FUSE request, an API call), so that
@@ -13,6 +14,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class Trace {
     private static final ThreadLocal<long[]> CURRENT = ThreadLocal.withInitial(() -> new long[1]);
+    /** Where notes about the current operation go (a served request's notes), or null. */
+    private static final ThreadLocal<Consumer<String>> NOTES = new ThreadLocal<>();
 
     private Trace() {
     }
@@ -33,10 +36,27 @@ public final class Trace {
 
     /** Makes {@code id} this thread's until the scope is closed (then the previous one again). */
     public static Scope open(long id) {
+        return open(id, NOTES.get());
+    }
+
+    /**
+     * As {@link #open(long)}, with {@code notes} taking what work done for the operation on this
+     * thread has to say about its time ({@link #notes()}): a server opens each request so, and
+     * its notes are shown with the request if it turns out slow.
+     */
+    public static Scope open(long id, Consumer<String> notes) {
         long[] holder = CURRENT.get();
         long previous = holder[0];
+        Consumer<String> previousNotes = NOTES.get();
         holder[0] = id;
-        return new Scope(holder, previous, id);
+        NOTES.set(notes);
+        return new Scope(holder, previous, previousNotes, id);
+    }
+
+    /** Where notes about the current operation go; one that ignores them when there is none. */
+    public static Consumer<String> notes() {
+        Consumer<String> n = NOTES.get();
+        return n == null ? note -> { } : n;
     }
 
     /** A new operation on this thread: {@link #open(long)} of a {@link #newId() fresh id}. */
@@ -61,11 +81,13 @@ public final class Trace {
     public static final class Scope implements AutoCloseable {
         private final long[] holder;
         private final long previous;
+        private final Consumer<String> previousNotes;
         private final long id;
 
-        private Scope(long[] holder, long previous, long id) {
+        private Scope(long[] holder, long previous, Consumer<String> previousNotes, long id) {
             this.holder = holder;
             this.previous = previous;
+            this.previousNotes = previousNotes;
             this.id = id;
         }
 
@@ -76,6 +98,7 @@ public final class Trace {
         @Override
         public void close() {
             holder[0] = previous;
+            NOTES.set(previousNotes);
         }
     }
 }

@@ -155,7 +155,8 @@ class QosSchedulerTest {
         CompletableFuture<Void> first = submit(s, QosClass.CHECKPOINT, MIB);
         long id = io.strata.core.trace.Trace.newId();
         CompletableFuture<Void> second;
-        try (io.strata.core.trace.Trace.Scope scope = io.strata.core.trace.Trace.open(id)) {
+        List<String> notes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (io.strata.core.trace.Trace.Scope scope = io.strata.core.trace.Trace.open(id, notes::add)) {
             second = submit(s, QosClass.TRAINING_READ, 128 * 1024);
         }
         clock.advance(Duration.ofMillis(150)); // the read waits for the checkpoint's slot
@@ -172,5 +173,7 @@ class QosSchedulerTest {
         assertThat(read.millis()).isEqualTo(180.0);
         assertThat(read.detail()).isEqualTo("queued 150.0 ms for a slot, device 30.0 ms");
         assertThat(slow.recent().get(0).trace()).as("submitted outside any operation").isZero();
+        assertThat(notes).as("the request it served is told, slow or not").containsExactly(
+                "target-101: queued 150.0 ms for a slot, device 30.0 ms");
     }
 }
