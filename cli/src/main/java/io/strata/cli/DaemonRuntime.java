@@ -58,7 +58,8 @@ final class DaemonRuntime implements AutoCloseable {
         if (!config.tls().enabled()) {
             LOG.warn("{}: no [tls] table in its config: its RPC connections are plaintext", config.name());
         }
-        metrics = config.metrics() == null ? null : new MetricsEndpoint(config.metrics(), registry, ctx.slowOps());
+        metrics = config.metrics() == null ? null
+                : new MetricsEndpoint(config.metrics(), registry, ctx.slowOps(), config.metricsOpen(), ctx.verifier().orElse(null));
     }
 
     InetSocketAddress metricsAddress() {

@@ -6,31 +6,61 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.strata.core.StrataException;
+import io.strata.core.auth.TokenVerifier;
 import io.strata.core.trace.SlowOps;
 import io.strata.core.trace.Trace;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.concurrent.Executors;
 
 /**
  * Serves a daemon's {@code GET /metrics} in the Prometheus text format from its registry, and
  * {@code GET /slow}: the slow operations it kept, as JSON ({@code strata admin slow} reads it).
+ *
+ * <p>Who may read: on a loopback address, anyone who reaches it (every local user). Elsewhere,
+ * unless the config says {@code metrics-open = true}, only a request with
+ * {@code Authorization: Bearer TOKEN} whose token the daemon's verifier accepts (any role of
+ * the cluster): others get 401. A daemon without a verifier (no {@code [auth]} key) cannot
+ * check tokens: it serves anyone, as its RPC port does, and says so in its log.
  */
 final class MetricsEndpoint implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MetricsEndpoint.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpServer server;
 
     MetricsEndpoint(InetSocketAddress address, PrometheusMeterRegistry registry) throws IOException {
-        this(address, registry, null);
+        this(address, registry, null, true, null);
     }
 
-    MetricsEndpoint(InetSocketAddress address, PrometheusMeterRegistry registry, SlowOps slowOps) throws IOException {
-        server = HttpServer.create(new InetSocketAddress(address.getHostString(), address.getPort()), 16);
-        server.createContext("/metrics", exchange -> send(exchange, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+    /**
+     * An endpoint on {@code address}; {@code open}: off loopback too, anyone may read;
+     * {@code verifier}: checks the tokens of requests off loopback (null: none can be checked).
+     */
+    MetricsEndpoint(InetSocketAddress address, PrometheusMeterRegistry registry, SlowOps slowOps, boolean open,
+                    TokenVerifier verifier) throws IOException {
+        InetSocketAddress bind = new InetSocketAddress(address.getHostString(), address.getPort());
+        boolean loopback = bind.getAddress() != null && bind.getAddress().isLoopbackAddress();
+        if (!loopback && !open && verifier == null) {
+            LOG.warn("metrics on {} (not loopback) are readable by anyone who reaches the port: this daemon has no [auth] key to "
+                    + "check tokens with", address.getHostString());
+        }
+        TokenVerifier check = loopback || open ? null : verifier;
+        server = HttpServer.create(bind, 16);
+        server.createContext("/metrics", exchange -> {
+            if (allowed(exchange, check)) {
+                send(exchange, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+            }
+        });
         if (slowOps != null) {
-            server.createContext("/slow", exchange -> send(exchange, "application/json", slowJson(slowOps)));
+            server.createContext("/slow", exchange -> {
+                if (allowed(exchange, check)) {
+                    send(exchange, "application/json", slowJson(slowOps));
+                }
+            });
         }
         server.setExecutor(Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "metrics-http");
@@ -56,6 +86,33 @@ final class MetricsEndpoint implements AutoCloseable {
             o.put("detail", op.detail());
         }
         return JSON.writeValueAsString(root);
+    }
+
+    /** Whether the request may read (answering 401 when not): always without a verifier to check with. */
+    private static boolean allowed(HttpExchange exchange, TokenVerifier verifier) throws IOException {
+        if (verifier == null) {
+            return true;
+        }
+        String auth = exchange.getRequestHeaders().getFirst("Authorization");
+        String why;
+        if (auth == null || !auth.startsWith("Bearer ")) {
+            why = "this metrics endpoint wants Authorization: Bearer TOKEN (a token of the cluster)";
+        } else {
+            try {
+                verifier.verify(auth.substring("Bearer ".length()).strip(), Instant.now());
+                return true;
+            } catch (StrataException e) {
+                why = "token refused: " + e.getMessage();
+            }
+        }
+        byte[] body = (why + "\n").getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().add("WWW-Authenticate", "Bearer");
+        exchange.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
+        exchange.sendResponseHeaders(401, body.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+        }
+        return false;
     }
 
     private static void send(HttpExchange exchange, String type, String text) throws IOException {

@@ -143,7 +143,7 @@ final class MountCommand implements Callable<Integer> {
                 : new io.strata.config.AuthConfig(n.auth().keyFile(), Optional.of(source.tokenFile));
         io.strata.config.TlsConfig tls = source.tlsConfig == null ? n.tls()
                 : io.strata.config.TlsConfig.read(ConfigNode.load(source.tlsConfig));
-        return new NodeConfig(n.name(), n.listen(), n.data(), n.transport(), n.metrics(), n.rpc(), auth, tls, n.slowOp());
+        return new NodeConfig(n.name(), n.listen(), n.data(), n.transport(), n.metrics(), n.rpc(), auth, tls, n.slowOp(), n.metricsOpen());
     }
 
     private MountOptions options(ConfigNode file) {

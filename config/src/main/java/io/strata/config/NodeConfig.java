@@ -17,13 +17,15 @@ import java.time.Duration;
  * transport = "auto"         # auto | nio | epoll | io_uring
  * metrics = "127.0.0.1:9190" # optional Prometheus endpoint (and /slow: recent slow operations)
  * slow-op = "200ms"          # an operation this long is kept and logged as slow (with its trace id)
+ * metrics-open = false       # true: a metrics endpoint off loopback serves anyone; false: a token is needed there
  * [rpc]                      # see RpcConfig
  * [auth]                     # see AuthConfig; absent: authentication off
  * [tls]                      # see TlsConfig; absent: plaintext RPC
  * </pre>
  */
 public record NodeConfig(String name, InetSocketAddress listen, Path data, Transport transport,
-                         InetSocketAddress metrics, RpcOptions rpc, AuthConfig auth, TlsConfig tls, Duration slowOp) {
+                         InetSocketAddress metrics, RpcOptions rpc, AuthConfig auth, TlsConfig tls, Duration slowOp,
+                         boolean metricsOpen) {
 
     public static NodeConfig read(ConfigNode root, String defaultName) {
         ConfigNode n = root.section("node");
@@ -42,6 +44,7 @@ public record NodeConfig(String name, InetSocketAddress listen, Path data, Trans
         }
         InetSocketAddress metrics = n.address("metrics").orElse(null);
         Duration slowOp = n.duration("slow-op", SlowOps.DEFAULT_THRESHOLD, Duration.ZERO, Duration.ofHours(1));
+        boolean metricsOpen = n.bool("metrics-open", false);
         RpcOptions rpc;
         try {
             rpc = RpcConfig.read(root.section("rpc"));
@@ -49,7 +52,7 @@ public record NodeConfig(String name, InetSocketAddress listen, Path data, Trans
             throw new ConfigException("rpc", e.getMessage());
         }
         return new NodeConfig(name, listen, data == null ? null : Path.of(data), transport, metrics, rpc, AuthConfig.read(root),
-                TlsConfig.read(root), slowOp);
+                TlsConfig.read(root), slowOp, metricsOpen);
     }
 
     /** The data directory, which this daemon needs. */
