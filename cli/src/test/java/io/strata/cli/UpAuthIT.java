@@ -64,12 +64,9 @@ import org.junit.jupiter.api.io.TempDir;
 class UpAuthIT {
     private static final Duration T = Duration.ofSeconds(30);
 
-    /** The RPC ports of the layout, by daemon name (the Ratis port is not Strata RPC: see docs/security.md). */
+    /** The RPC ports of the layout, by daemon name (the Ratis port is not Strata RPC: it is checked on its own). */
     private static Map<String, Integer> rpcPorts(Path data) throws IOException {
-        Properties p = new Properties();
-        try (Reader r = Files.newBufferedReader(data.resolve(UpLayout.FILE))) {
-            p.load(r);
-        }
+        Properties p = layout(data);
         Map<String, Integer> ports = new java.util.LinkedHashMap<>();
         for (String k : p.stringPropertyNames()) {
             if (k.endsWith(".rpc")) {
@@ -77,6 +74,19 @@ class UpAuthIT {
             }
         }
         return ports;
+    }
+
+    /** An HTTP/2 client's first bytes: the connection preface and an empty SETTINGS frame. */
+    private static final byte[] HTTP2_PREFACE_AND_SETTINGS = java.nio.ByteBuffer.allocate(24 + 9)
+            .put("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+            .put(new byte[] {0, 0, 0, 0x04, 0, 0, 0, 0, 0}).array();
+
+    private static Properties layout(Path data) throws IOException {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(data.resolve(UpLayout.FILE))) {
+            p.load(r);
+        }
+        return p;
     }
 
     /** A Ping written by hand, as a peer that knows the wire format but holds no token would. */
@@ -199,6 +209,21 @@ class UpAuthIT {
                     assertThat(role.status()).as(e.getKey()).isEqualTo(Status.PERMISSION_DENIED);
                     assertThat(role.getMessage()).contains("role scheduler (subject slurm) may not connect to " + e.getKey());
                 }
+            }
+
+            // the managers' Ratis port (gRPC over HTTP/2) speaks TLS only too: a plaintext HTTP/2 client
+            // gets no HTTP/2 answer (a plaintext gRPC server answers the preface with a SETTINGS frame)
+            int raft = Integer.parseInt(layout(data).getProperty("mgmtd.raft"));
+            try (Socket s = new Socket("127.0.0.1", raft)) {
+                s.setSoTimeout(5000);
+                s.getOutputStream().write(HTTP2_PREFACE_AND_SETTINGS);
+                byte[] back;
+                try {
+                    back = readToEnd(s.getInputStream());
+                } catch (java.net.SocketTimeoutException silent) {
+                    back = new byte[0];
+                }
+                assertThat(back.length >= 9 && back[3] == 0x04).as("the Ratis port answered plaintext HTTP/2").isFalse();
             }
 
             // the cluster manager: admin-only tables, and a node speaks for itself only
