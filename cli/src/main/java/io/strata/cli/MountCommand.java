@@ -6,6 +6,7 @@ import io.strata.config.ConfigNode;
 import io.strata.config.Durations;
 import io.strata.config.NodeConfig;
 import io.strata.core.Status;
+import io.strata.core.tier.QosClass;
 import io.strata.core.StrataException;
 import io.strata.fuse.FuseMount;
 import io.strata.fuse.MountOptions;
@@ -68,6 +69,10 @@ final class MountCommand implements Callable<Integer> {
             + "the mount is tagged strata_job=NAME, so hit ratios, bytes per tier and latencies are per job.")
     String job;
 
+    @Option(names = "--job-qos", paramLabel = "CLASS", description = "The QoS class of the job's I/O (or [client] job-qos) "
+            + "in directories whose policy leaves qos at interactive, e.g. training-read for a dataloader.")
+    String jobQos;
+
     @Option(names = "--debug", description = "libfuse debug output (every request) on stderr.")
     boolean debug;
 
@@ -81,6 +86,9 @@ final class MountCommand implements Callable<Integer> {
         NodeConfig node = withCommandLine(NodeConfig.read(root, "mount"));
         MountOptions opts = options(root);
         ClientConfig cfg = job == null ? loaded.config() : loaded.config().withJob(job);
+        if (jobQos != null) {
+            cfg = cfg.withJobQos(QosClass.parse(jobQos));
+        }
         if (source.config != null) {
             root.rejectUnknownKeys();
         }

@@ -37,6 +37,7 @@ import java.util.Optional;
  * write-buffer-total = "256MiB"   # all files' gathered writes; past it writes go straight through
  * dentry-ttl = "1s"               # how long a directory's path -> inode is reused (0: never)
  * job = "train-42"                # optional: the job this client works for; a mount tags its metrics strata_job
+ * job-qos = "training-read"       # optional: the class of its I/O where the directory's policy says interactive
  * [client.in-flight]              # bytes each QoS class may have in flight to the storage nodes (0: no limit)
  * checkpoint = "32MiB"            # defaults: checkpoint 32MiB, prefetch 16MiB, background 16MiB, others none
  * [routing]                       # instead of mgmtd: a static chain table (see StaticRoutingSource)
@@ -51,7 +52,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
                            Optional<RoutingInfo> staticRouting, Duration ioTimeout, Duration metaTimeout,
                            Duration attemptTimeout, ReadPolicy readPolicy, DataSize readahead, DataSize writeBuffer,
                            DataSize writeBufferTotal, Duration dentryTtl, Optional<L1Config> l1, RpcOptions rpc,
-                           Map<QosClass, Long> inFlight, Optional<String> job) {
+                           Map<QosClass, Long> inFlight, Optional<String> job, Optional<QosClass> jobQos) {
 
     public ClientConfig {
         if (name == null || !name.matches("[A-Za-z0-9._-]+")) {
@@ -98,7 +99,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         return new ClientConfig("client", meta, List.of(), Optional.of(routing), Duration.ofSeconds(30), Duration.ofSeconds(30),
                 Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
                 Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
-                StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty());
+                StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty(), Optional.empty());
     }
 
     /** Defaults with the given meta addresses and cluster manager peers. */
@@ -106,7 +107,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         return new ClientConfig("client", meta, mgmtd, Optional.empty(), Duration.ofSeconds(30), Duration.ofSeconds(30),
                 Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
                 Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
-                StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty());
+                StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty(), Optional.empty());
     }
 
     /**
@@ -131,6 +132,12 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         DataSize wbTotal = c.size("write-buffer-total", DataSize.ofMiB(256), DataSize.ZERO, DataSize.ofGiB(64));
         Duration dentry = c.duration("dentry-ttl", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1));
         Optional<String> job = Optional.ofNullable(c.string("job", null));
+        Optional<QosClass> jobQos;
+        try {
+            jobQos = Optional.ofNullable(c.string("job-qos", null)).map(QosClass::parse);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("client.job-qos", e.getMessage());
+        }
         Optional<L1Config> l1 = root.has("l1") ? Optional.of(L1Config.read(root.section("l1"))) : Optional.empty();
         Map<QosClass, Long> inFlight = new EnumMap<>(QosClass.class);
         ConfigNode budgets = c.section("in-flight");
@@ -145,7 +152,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
             throw new ConfigException("rpc", e.getMessage());
         }
         return new ClientConfig(name, meta, mgmtd, routing, io, metaTimeout, attempt, policy, readahead, wb, wbTotal, dentry, l1, rpc, inFlight,
-                job);
+                job, jobQos);
     }
 
     private static List<InetSocketAddress> addresses(ConfigNode c, String key) {
@@ -164,56 +171,61 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
 
     public ClientConfig withName(String n) {
         return new ClientConfig(n, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withIoTimeout(Duration d) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, d, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withAttemptTimeout(Duration d) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, d, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withReadahead(DataSize s) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, s,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withWriteBuffer(DataSize perFile, DataSize total) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                perFile, total, dentryTtl, l1, rpc, inFlight, job);
+                perFile, total, dentryTtl, l1, rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withDentryTtl(Duration d) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, d, l1, rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, d, l1, rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withReadPolicy(ReadPolicy p) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, p, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withL1(L1Config c) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, Optional.ofNullable(c), rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, dentryTtl, Optional.ofNullable(c), rpc, inFlight, job, jobQos);
     }
 
     public ClientConfig withInFlight(Map<QosClass, Long> limits) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, limits, job);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, limits, job, jobQos);
     }
 
     public ClientConfig withJob(String j) {
         return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, Optional.ofNullable(j));
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, Optional.ofNullable(j), jobQos);
+    }
+
+    public ClientConfig withJobQos(QosClass q) {
+        return new ClientConfig(name, meta, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job, Optional.ofNullable(q));
     }
 
     public ClientConfig withMeta(List<InetSocketAddress> m) {
         return new ClientConfig(name, m, mgmtd, staticRouting, ioTimeout, metaTimeout, attemptTimeout, readPolicy, readahead,
-                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job);
+                writeBuffer, writeBufferTotal, dentryTtl, l1, rpc, inFlight, job, jobQos);
     }
 }

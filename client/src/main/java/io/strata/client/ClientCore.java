@@ -197,7 +197,7 @@ final class ClientCore implements AutoCloseable {
         }
         FilePolicy policy = FilePolicy.of(a.policy());
         Tier tier = tiers.tierFor(policy);
-        return ChunkIo.cut(tier, a.id(), a.layout(), Math.min(a.length(), size), policy.io(a.dataVersion(), config.ioTimeout()))
+        return ChunkIo.cut(tier, a.id(), a.layout(), Math.min(a.length(), size), policy.io(a.dataVersion(), config.ioTimeout(), config.jobQos()))
                 .thenCompose(v -> meta.setattrAsync(c, a.id(), SetAttr.size(size), null));
     }
 

@@ -7,9 +7,11 @@ import io.strata.config.policy.Policy;
 import io.strata.config.policy.PolicyOverrides;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.QosClass;
 import io.strata.core.tier.StageHints;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -62,7 +64,14 @@ record FilePolicy(Policy policy, CacheHints hints, StageHints stage) {
         return policy.consistency() == Consistency.STRICT;
     }
 
-    IoOptions io(long dataVersion, Duration timeout) {
-        return new IoOptions(dataVersion, policy.qos(), timeout, hints, stage, policy.minAck());
+    /**
+     * The options of an I/O of this file. {@code jobQos}, the client's job class ({@code [client]
+     * job-qos}), replaces the policy's class where that is {@code interactive} (the default, which
+     * names no particular workload); a directory that names its class keeps it, so a job's
+     * checkpoint directory stays {@code checkpoint} whatever the job's class.
+     */
+    IoOptions io(long dataVersion, Duration timeout, Optional<QosClass> jobQos) {
+        QosClass q = policy.qos() == QosClass.INTERACTIVE ? jobQos.orElse(QosClass.INTERACTIVE) : policy.qos();
+        return new IoOptions(dataVersion, q, timeout, hints, stage, policy.minAck());
     }
 }

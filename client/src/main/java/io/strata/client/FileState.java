@@ -29,6 +29,7 @@ final class FileState {
     final FileWrites writes;
     final AtomicLong epoch = new AtomicLong();
     private final Duration ioTimeout;
+    private final java.util.Optional<io.strata.core.tier.QosClass> jobQos;
     private final Set<StrataFile> handles = ConcurrentHashMap.newKeySet();
     private long metaLength;
     private long dataVersion;
@@ -42,6 +43,7 @@ final class FileState {
         this.policy = policy;
         this.tier = tier;
         this.ioTimeout = core.config().ioTimeout();
+        this.jobQos = core.config().jobQos();
         int capacity = policy.strict() ? 0 : (int) core.config().writeBuffer().bytes();
         this.writes = new FileWrites(capacity, core.writeBudget(), core.alloc(),
                 (pos, data) -> ChunkIo.write(tier, inode, layout, pos, data, io()));
@@ -86,7 +88,7 @@ final class FileState {
             dv = dataVersion;
             c = cached;
         }
-        IoOptions io = policy.io(dv, ioTimeout);
+        IoOptions io = policy.io(dv, ioTimeout, jobQos);
         boolean l2 = policy.policy().l2() != L2Mode.OFF;
         return l2 && c != null && c.dataVersion() == dv ? io.withStage(io.stage().withCached(c)) : io;
     }

@@ -51,6 +51,7 @@ class ClientConfigTest {
                 write-buffer-total = "64MiB"
                 dentry-ttl = "0s"
                 job = "train-42"
+                job-qos = "training-read"
                 [client.in-flight]
                 checkpoint = "8MiB"
                 training-read = "1GiB"
@@ -69,6 +70,7 @@ class ClientConfigTest {
         assertThat(c.dentryTtl()).isZero();
         assertThat(c.l1().orElseThrow().memory()).isEqualTo(DataSize.ofMiB(64));
         assertThat(c.job()).contains("train-42");
+        assertThat(c.jobQos()).contains(QosClass.TRAINING_READ);
         assertThat(c.inFlight()).containsEntry(QosClass.CHECKPOINT, DataSize.ofMiB(8).bytes())
                 .containsEntry(QosClass.TRAINING_READ, DataSize.ofGiB(1).bytes())
                 .containsEntry(QosClass.BACKGROUND, 0L)
@@ -108,5 +110,7 @@ class ClientConfigTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("client.in-flight.bulk");
         assertThatThrownBy(() -> parse("[client]\nmeta = [\"127.0.0.1:1\"]\njob = \"a job\"\n" + ROUTING))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("client.job");
+        assertThatThrownBy(() -> parse("[client]\nmeta = [\"127.0.0.1:1\"]\njob-qos = \"urgent\"\n" + ROUTING))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("client.job-qos").hasMessageContaining("unknown qos");
     }
 }

@@ -31,6 +31,7 @@ class ClientQosTest {
         admin.setPolicy("/ckpt", "qos=checkpoint");
         admin.mkdirs("/data");
         admin.setPolicy("/data", "qos=training-read");
+        admin.mkdirs("/plain"); // no class named: interactive
     }
 
     @AfterAll
@@ -69,5 +70,41 @@ class ClientQosTest {
         assertThat(FileSystemTest.readAll(fs, "/data/sample")).isEqualTo(data);
         assertThat(delayed(fs, QosClass.CHECKPOINT)).as("no checkpoint budget: no meter").isEqualTo(-1);
         assertThat(delayed(fs, QosClass.TRAINING_READ)).isEqualTo(-1);
+    }
+
+    /** Operations of class {@code c} the storage nodes scheduled, summed over the nodes. */
+    private static long scheduled(QosClass c) {
+        long n = 0;
+        for (int i = 1; i <= cluster.cluster.storage().nodeCount(); i++) {
+            for (io.micrometer.core.instrument.Timer t : cluster.cluster.storage().context(i).meters().find("strata.qos.queued")
+                    .tag("class", c.policyName()).timers()) {
+                n += t.count();
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void aJobsClassReplacesInteractiveButNotAClassTheDirectoryNames() {
+        StrataFileSystem plain = cluster.client("no-job");
+        StrataFileSystem job = cluster.client("loader", c -> c.withJobQos(QosClass.TRAINING_READ));
+        byte[] data = FileSystemTest.random(4 << 20, 8);
+        FileSystemTest.writeFile(plain, "/plain/sample", data);
+        FileSystemTest.writeFile(plain, "/ckpt/step-1", data);
+
+        long reads = scheduled(QosClass.TRAINING_READ);
+        long interactive = scheduled(QosClass.INTERACTIVE);
+        assertThat(FileSystemTest.readAll(job, "/plain/sample")).isEqualTo(data);
+        assertThat(scheduled(QosClass.TRAINING_READ) - reads).as("the job's reads of an interactive directory ran as training-read")
+                .isGreaterThanOrEqualTo(4);
+        assertThat(scheduled(QosClass.INTERACTIVE)).isEqualTo(interactive);
+
+        long checkpoint = scheduled(QosClass.CHECKPOINT);
+        assertThat(FileSystemTest.readAll(job, "/ckpt/step-1")).isEqualTo(data);
+        assertThat(scheduled(QosClass.CHECKPOINT) - checkpoint).as("a directory that names its class keeps it").isGreaterThanOrEqualTo(4);
+
+        reads = scheduled(QosClass.TRAINING_READ);
+        assertThat(FileSystemTest.readAll(plain, "/plain/sample")).isEqualTo(data);
+        assertThat(scheduled(QosClass.TRAINING_READ)).as("a client without a job class reads as interactive").isEqualTo(reads);
     }
 }
