@@ -172,10 +172,12 @@ final class BenchQosCommand implements Callable<Integer> {
         warmUp(samples, 2000);
         log.printf("%s[%s] training reads alone for %ds at %d reads/s%n", TAG, name, idleFor.toSeconds(), rate);
         AtomicBoolean stop = new AtomicBoolean();
+        java.time.Instant idleStart = java.time.Instant.now();
         Reads alone = Reads.start(samples, rate, readers, stop);
         Thread.sleep(idleFor.toMillis());
         stop.set(true);
         double[] idleMs = alone.await();
+        log.printf("%s[%s] alone, per strata admin slow: %s%n", TAG, name, slowReads(cluster.data, idleStart));
 
         dropCaches(cluster.data, log);
         warmUp(samples, 2000);
@@ -183,6 +185,7 @@ final class BenchQosCommand implements Callable<Integer> {
                 + "a prefetch of /hinted%n", TAG, name, writers, DataSize.human(shardBytes));
         AtomicBoolean stopBurst = new AtomicBoolean();
         Map<String, double[]> before = nodeFigures(cluster.data);
+        java.time.Instant burstStart = java.time.Instant.now();
         Reads during = Reads.start(samples, rate, readers, stopBurst);
         strata(log, "prefetch", "submit", "--data", d, "--job", "bench-qos", "--path", "/hinted", "--deadline", "10m");
         ExecutorService bg = Executors.newSingleThreadExecutor();
@@ -201,10 +204,33 @@ final class BenchQosCommand implements Callable<Integer> {
                     n == 0 ? "-" : fmt((e.getValue()[0] - b[0]) * 1000 / n)));
         }
         log.printf("%s[%s] at the storage nodes during the burst:%s%n", TAG, name, where);
+        log.printf("%s[%s] during the burst, per strata admin slow: %s%n", TAG, name, slowReads(cluster.data, burstStart));
         strata(log, "prefetch", "end", "--data", d, "bench-qos");
         log.printf("%s[%s] p99 alone %s ms, during the burst %s ms; checkpoint %s s%n", TAG, name, fmt(percentile(idleMs, 0.99)),
                 fmt(percentile(burstMs, 0.99)), fmt(ckptRun.seconds()));
         return new Mode(name, idleMs, burstMs, ckptRun);
+    }
+
+    /**
+     * Where the reads slower than the daemons' slow-op threshold since {@code since} spent their
+     * time, from every daemon's {@code /slow} ({@code strata admin slow}): the mean of each hop
+     * and of the storage nodes' device queue and device time.
+     */
+    private static String slowReads(Path data, java.time.Instant since) {
+        try {
+            List<AdminSlow.Hop> hops = new ArrayList<>();
+            java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+            for (java.net.URI u : MetricsTargets.local(ClusterDir.resolve(data)).values()) {
+                for (AdminSlow.Hop h : AdminSlow.fetch(http, u.resolve("/slow"))) {
+                    if (java.time.Instant.parse(h.at()).isAfter(since)) {
+                        hops.add(h);
+                    }
+                }
+            }
+            return AdminSlow.readBreakdown(AdminSlow.join(hops, null, false)).line();
+        } catch (Exception e) {
+            return "not available (" + e + ")";
+        }
     }
 
     /**

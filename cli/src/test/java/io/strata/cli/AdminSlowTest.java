@@ -76,4 +76,20 @@ class AdminSlowTest {
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
+
+    @Test
+    void theBreakdownOfSlowReadsAveragesEachHopAndTheDeviceNotes() {
+        java.util.List<AdminSlow.Hop> hops = java.util.List.of(
+                new AdminSlow.Hop("00000000000000a1", "t", "mount", "fuse", "read StrataFile[inode-7, r] at 0 +131072", 300, "ok"),
+                new AdminSlow.Hop("00000000000000a1", "t", "mount", "call", "ReadChunk to x", 290, "OK"),
+                new AdminSlow.Hop("00000000000000a1", "t", "storage-1", "serve", "ReadChunk from y", 250,
+                        "OK; target-101: queued 200.0 ms for a slot, device 40.0 ms"),
+                new AdminSlow.Hop("00000000000000a2", "t", "mount", "fuse", "read StrataFile[inode-8, r] at 0 +131072", 200, "ok"),
+                new AdminSlow.Hop("00000000000000a2", "t", "mount", "call", "ReadChunk to x", 190, "OK"),
+                new AdminSlow.Hop("00000000000000a3", "t", "mount", "call", "WriteChunk to x", 900, "OK"));
+        AdminSlow.ReadBreakdown b = AdminSlow.readBreakdown(AdminSlow.join(hops, null, false));
+        assertThat(b.reads()).as("the write's trace is not a read").isEqualTo(2);
+        assertThat(b.line()).isEqualTo("2 slow reads; fuse 250.0 ms (2); call 240.0 ms (2); serve 250.0 ms (1); "
+                + "device queue 200.0 ms, device 40.0 ms (1)");
+    }
 }

@@ -27,9 +27,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link RpcOptions#idleTimeout()} is replaced too, before the server closes it as idle, so that
  * a call is never sent into a connection the server is closing.
  *
- * <p>Each peer has two {@link Lane lanes} of connections: calls in {@link Lane#BULK} (large
- * payloads, background classes) never share a connection with calls in {@link Lane#FOREGROUND},
- * so a small read is not queued on a socket behind megabytes of write payload sent before it.
+ * <p>Each peer has {@link Lane lanes} of connections, opened as calls need them: calls in
+ * {@link Lane#BULK} (large payloads, bulk classes) never share a connection with calls in
+ * {@link Lane#FOREGROUND}, so a small read is not queued on a socket behind megabytes of write
+ * payload sent before it; long polls ({@link Lane#WAIT}) have their own too.
  *
  * <p>When the node context has {@link NodeContext#credentials() credentials}, every new
  * connection first authenticates with them, before any call goes out on it. When it has a
