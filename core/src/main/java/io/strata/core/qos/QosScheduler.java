@@ -66,7 +66,7 @@ public final class QosScheduler {
         }
     }
 
-    private record Pending<T>(QosClass c, long bytes, long arrived, long trace, Consumer<String> notes,
+    private record Pending<T>(QosClass c, long bytes, long arrived, long trace, Consumer<Supplier<String>> notes,
                               Supplier<CompletableFuture<T>> op, CompletableFuture<T> result) {
     }
 
@@ -250,7 +250,7 @@ public final class QosScheduler {
      * Runs {@code op} under {@code trace}; tells {@code notes} (the request it serves, if any) how
      * long it queued and took on the device, and keeps it as a slow {@code disk} hop if it was one.
      */
-    private <T> CompletableFuture<T> timed(QosClass c, long bytes, long arrived, long started, long trace, Consumer<String> notes,
+    private <T> CompletableFuture<T> timed(QosClass c, long bytes, long arrived, long started, long trace, Consumer<Supplier<String>> notes,
                                            Supplier<CompletableFuture<T>> op) {
         CompletableFuture<T> f;
         try (Trace.Scope scope = Trace.open(trace, notes)) {
@@ -258,17 +258,22 @@ public final class QosScheduler {
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        if (slowOps == null) {
+        if (slowOps == null && notes == null) {
             return f;
         }
         return f.whenComplete((v, e) -> {
             long done = clock.nanoTime();
-            String times = String.format("queued %.1f ms for a slot, device %.1f ms", (started - arrived) / 1e6, (done - started) / 1e6);
-            notes.accept(device + ": " + times);
-            if (slowOps.isSlow(done - arrived)) {
+            if (notes != null) {
+                notes.accept(() -> device + ": " + times(arrived, started, done));
+            }
+            if (slowOps != null && slowOps.isSlow(done - arrived)) {
                 slowOps.record(trace, "disk", c.policyName() + " " + bytes + " bytes on " + device, done - arrived,
-                        times + (e == null ? "" : ", failed: " + e.getMessage()));
+                        times(arrived, started, done) + (e == null ? "" : ", failed: " + e.getMessage()));
             }
         });
+    }
+
+    private static String times(long arrived, long started, long done) {
+        return String.format("queued %.1f ms for a slot, device %.1f ms", (started - arrived) / 1e6, (done - started) / 1e6);
     }
 }

@@ -25,7 +25,7 @@ public final class Request<M extends Message> {
     private final long trace;
     private final long receivedNanos;
     private ByteBuf payload;
-    private String notes = "";
+    private java.util.List<java.util.function.Supplier<String>> notes;
     private volatile boolean waitsByDesign;
 
     Request(M message, ByteBuf payload, SocketAddress peer, Token caller, long requestId, long deadlineNanos, ByteBufAllocator alloc,
@@ -105,8 +105,16 @@ public final class Request<M extends Message> {
      * Adds a note ("queued 12 ms for a device slot") that is shown with this request if it turns
      * out slow ({@link io.strata.core.trace.SlowOps}). Any thread.
      */
-    public synchronized void note(String note) {
-        notes = notes.isEmpty() ? note : notes + "; " + note;
+    public void note(String note) {
+        note(() -> note);
+    }
+
+    /** As {@link #note(String)}, the text built only if the request is shown as slow. */
+    public synchronized void note(java.util.function.Supplier<String> note) {
+        if (notes == null) {
+            notes = new java.util.ArrayList<>(2);
+        }
+        notes.add(note);
     }
 
     /** Marks a request that waits by design (a long poll): it is never kept as a slow operation. */
@@ -119,7 +127,14 @@ public final class Request<M extends Message> {
     }
 
     synchronized String notes() {
-        return notes;
+        if (notes == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        for (java.util.function.Supplier<String> n : notes) {
+            b.append(b.isEmpty() ? "" : "; ").append(n.get());
+        }
+        return b.toString();
     }
 
     /** The node clock's nanoTime by which the caller stops waiting; Long.MAX_VALUE when it gave none. */

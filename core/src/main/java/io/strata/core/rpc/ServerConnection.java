@@ -238,7 +238,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         String name = reg.type().name();
         Runnable task = () -> {
             CompletableFuture<Reply> f;
-            try (Trace.Scope scope = Trace.open(trace, request::note)) {
+            try (Trace.Scope scope = Trace.open(trace, note -> request.note(note))) {
                 f = reg.handler().handle(request);
                 if (f == null) {
                     f = CompletableFuture.failedFuture(new StrataException(Status.INTERNAL, name + " handler returned null"));

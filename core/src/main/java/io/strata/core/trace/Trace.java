@@ -3,6 +3,7 @@ package io.strata.core.trace;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The id of the user operation a thread is working for (a FUSE request, an API call), so that
@@ -15,7 +16,7 @@ import java.util.function.Consumer;
 public final class Trace {
     private static final ThreadLocal<long[]> CURRENT = ThreadLocal.withInitial(() -> new long[1]);
     /** Where notes about the current operation go (a served request's notes), or null. */
-    private static final ThreadLocal<Consumer<String>> NOTES = new ThreadLocal<>();
+    private static final ThreadLocal<Consumer<Supplier<String>>> NOTES = new ThreadLocal<>();
 
     private Trace() {
     }
@@ -42,21 +43,21 @@ public final class Trace {
     /**
      * As {@link #open(long)}, with {@code notes} taking what work done for the operation on this
      * thread has to say about its time ({@link #notes()}): a server opens each request so, and
-     * its notes are shown with the request if it turns out slow.
+     * its notes are shown with the request if it turns out slow. A note is a supplier, built only
+     * then: most requests are not slow, and their notes are never read.
      */
-    public static Scope open(long id, Consumer<String> notes) {
+    public static Scope open(long id, Consumer<Supplier<String>> notes) {
         long[] holder = CURRENT.get();
         long previous = holder[0];
-        Consumer<String> previousNotes = NOTES.get();
+        Consumer<Supplier<String>> previousNotes = NOTES.get();
         holder[0] = id;
         NOTES.set(notes);
         return new Scope(holder, previous, previousNotes, id);
     }
 
-    /** Where notes about the current operation go; one that ignores them when there is none. */
-    public static Consumer<String> notes() {
-        Consumer<String> n = NOTES.get();
-        return n == null ? note -> { } : n;
+    /** Where notes about the current operation go; null when nothing takes them. */
+    public static Consumer<Supplier<String>> notes() {
+        return NOTES.get();
     }
 
     /** A new operation on this thread: {@link #open(long)} of a {@link #newId() fresh id}. */
@@ -81,10 +82,10 @@ public final class Trace {
     public static final class Scope implements AutoCloseable {
         private final long[] holder;
         private final long previous;
-        private final Consumer<String> previousNotes;
+        private final Consumer<Supplier<String>> previousNotes;
         private final long id;
 
-        private Scope(long[] holder, long previous, Consumer<String> previousNotes, long id) {
+        private Scope(long[] holder, long previous, Consumer<Supplier<String>> previousNotes, long id) {
             this.holder = holder;
             this.previous = previous;
             this.previousNotes = previousNotes;

@@ -156,7 +156,7 @@ class QosSchedulerTest {
         long id = io.strata.core.trace.Trace.newId();
         CompletableFuture<Void> second;
         List<String> notes = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (io.strata.core.trace.Trace.Scope scope = io.strata.core.trace.Trace.open(id, notes::add)) {
+        try (io.strata.core.trace.Trace.Scope scope = io.strata.core.trace.Trace.open(id, n -> notes.add(n.get()))) {
             second = submit(s, QosClass.TRAINING_READ, 128 * 1024);
         }
         clock.advance(Duration.ofMillis(150)); // the read waits for the checkpoint's slot
