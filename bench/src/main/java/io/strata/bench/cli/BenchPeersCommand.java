@@ -22,7 +22,8 @@ public final class BenchPeersCommand implements Callable<Integer> {
     boolean quick;
 
     @Option(names = "--only", split = ",", paramLabel = "WORKLOAD",
-            description = "Workloads to run: checkpoint-save, checkpoint-restore, sample-read-4k, sample-read-128k, small-files (default: all).")
+            description = "Workloads to run: checkpoint-save, checkpoint-restore, sample-read-4k, sample-read-128k, small-files,"
+                    + " small-files-1 (the same files with one worker: rate and p50/p99 per operation) (default: all).")
     List<String> only;
 
     @Option(names = "--writers", description = "Checkpoint writers (default 4).")
@@ -37,7 +38,7 @@ public final class BenchPeersCommand implements Callable<Integer> {
     @Option(names = "--runtime", description = "Seconds per sample-read run (default 15, 5 with --quick).")
     Integer runtime;
 
-    @Option(names = "--files", description = "Small files per job, 4 jobs (default 500, 200 with --quick).")
+    @Option(names = "--files", description = "Small files per job, 4 jobs; small-files-1's one worker handles as many (default 500, 200 with --quick).")
     Integer files;
 
     @Option(names = "--no-l1", description = "Mount Strata without its L1 cache (memory + local disk), so that reads go to the storage nodes.")

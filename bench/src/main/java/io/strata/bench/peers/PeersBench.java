@@ -149,7 +149,9 @@ public final class PeersBench {
         }
         Path json = work.resolve("fio-" + w.file + "-" + sys + ".json");
         Path log = work.resolve("fio-" + w.file + "-" + sys + ".log");
-        List<String> cmd = List.of("fio", "--output-format=json", "--output=" + json, o.home().resolve("bench/fio/" + w.file + ".fio").toString());
+        List<String> cmd = w.script == null
+                ? List.of("fio", "--output-format=json", "--output=" + json, o.home().resolve("bench/fio/" + w.file + ".fio").toString())
+                : List.of("python3", o.home().resolve(w.script).toString(), dir.toString(), o.sizes().get("FIO_FILES"), json.toString());
         Map<String, String> env = new LinkedHashMap<>(o.sizes());
         env.put("FIO_DIR", dir.toString());
         long t0 = System.nanoTime();
@@ -160,8 +162,11 @@ public final class PeersBench {
             report.failed(sys, w);
             line.append("FAILED (exit ").append(rc).append(", see ").append(log).append(')');
         } else {
-            Map<String, FioJson.Job> jobs = FioJson.parse(Files.readString(json));
-            report.add(sys, w, jobs);
+            if (w.script == null) {
+                report.add(sys, w, FioJson.parse(Files.readString(json)));
+            } else {
+                report.addValues(sys, w, OneWorkerJson.parse(Files.readString(json)));
+            }
             for (Workload.Figure f : w.figures) {
                 line.append(' ').append(f.job()).append('=').append(PeersReport.format(report.value(f, sys))).append(' ').append(f.unit().label);
             }

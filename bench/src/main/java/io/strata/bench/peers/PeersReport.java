@@ -37,6 +37,13 @@ public final class PeersReport {
         }
     }
 
+    /** Records every figure of {@code w} from figures by name (a scripted workload's report); a missing one as failed. */
+    public void addValues(String system, Workload w, Map<String, Double> byName) {
+        for (Workload.Figure f : w.figures) {
+            put(system, f, byName.getOrDefault(f.job(), Double.NaN));
+        }
+    }
+
     /** Records that {@code w} failed on {@code system}. */
     public void failed(String system, Workload w) {
         for (Workload.Figure f : w.figures) {
@@ -52,11 +59,21 @@ public final class PeersReport {
         return values.getOrDefault(f, Map.of()).getOrDefault(system, Double.NaN);
     }
 
-    /** Strata / MooseFS for the figure; NaN when either is missing, failed or zero. */
+    /**
+     * How much faster Strata is than MooseFS on the figure: Strata / MooseFS for a rate, MooseFS /
+     * Strata for a latency, so that above 1 always means Strata is faster; NaN when either is
+     * missing, failed or zero.
+     */
     public double ratio(Workload.Figure f) {
         double s = value(f, STRATA);
         double m = value(f, MOOSEFS);
-        return Double.isNaN(s) || Double.isNaN(m) || m <= 0 ? Double.NaN : s / m;
+        if (Double.isNaN(s) || Double.isNaN(m) || m <= 0) {
+            return Double.NaN;
+        }
+        if (f.unit().lowerIsBetter) {
+            return s <= 0 ? Double.NaN : m / s;
+        }
+        return s / m;
     }
 
     public void printTable(PrintStream out) {
@@ -90,6 +107,9 @@ public final class PeersReport {
         if (Double.isNaN(v)) {
             return "failed";
         }
-        return v >= 100 ? String.format(Locale.ROOT, "%,.0f", v) : String.format(Locale.ROOT, "%.1f", v);
+        if (v >= 100) {
+            return String.format(Locale.ROOT, "%,.0f", v);
+        }
+        return String.format(Locale.ROOT, v < 1 ? "%.3f" : v < 10 ? "%.2f" : "%.1f", v);
     }
 }

@@ -85,6 +85,38 @@ class PeersReportTest {
     }
 
     @Test
+    void oneWorkerReportGivesRateAndLatenciesWithLatencyRatiosTurnedSoAboveOneIsFaster() throws IOException {
+        // real output of bench/peers/small-files-one.py on tmpfs, 200 files
+        Map<String, Double> tmpfs = OneWorkerJson.parse(resource("small-files-one.json"));
+        assertThat(tmpfs.keySet()).containsExactly("one-create", "one-create-p50", "one-create-p99", "one-stat", "one-stat-p50",
+                "one-stat-p99", "one-read", "one-read-p50", "one-read-p99", "one-unlink", "one-unlink-p50", "one-unlink-p99");
+        assertThat(tmpfs.get("one-create")).isCloseTo(16493.2, within(1e-9));
+        assertThat(tmpfs.get("one-create-p99")).isCloseTo(0.2592, within(1e-9));
+
+        PeersReport report = new PeersReport(List.of("moosefs", "strata"));
+        Map<String, Double> strata = new java.util.HashMap<>(tmpfs);
+        strata.put("one-create", tmpfs.get("one-create") / 2); // half the rate: 0.50
+        strata.put("one-create-p99", tmpfs.get("one-create-p99") * 4); // four times the latency: 0.25
+        strata.remove("one-unlink-p50"); // missing: n/a, not a number
+        report.addValues("moosefs", Workload.SMALL_FILES_ONE, tmpfs);
+        report.addValues("strata", Workload.SMALL_FILES_ONE, strata);
+        assertThat(report.resultLine()).startsWith("result: one_create_vs_moosefs=0.50 one_create_p50_vs_moosefs=1.00"
+                + " one_create_p99_vs_moosefs=0.25 ").contains(" one_unlink_p50_vs_moosefs=n/a ");
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        report.printTable(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        assertThat(buf.toString(StandardCharsets.UTF_8).lines()).anySatisfy(l -> assertThat(l).startsWith("one-create-p99").contains("ms", "0.259", "1.04",
+                "0.25x"));
+        assertThat(Workload.byName("small-files-1")).isSameAs(Workload.SMALL_FILES_ONE);
+        assertThat(Workload.SMALL_FILES_ONE.script).isEqualTo("bench/peers/small-files-one.py");
+    }
+
+    @Test
+    void rejectsWhatIsNotAOneWorkerReport() {
+        assertThatThrownBy(() -> OneWorkerJson.parse("{}")).hasMessageContaining("no operations");
+        assertThatThrownBy(() -> OneWorkerJson.parse("{\"create\": {\"ops_per_s\": 3}}")).hasMessageContaining("create has no number p50_ms");
+    }
+
+    @Test
     void rejectsWhatIsNotAFioReport() {
         assertThatThrownBy(() -> FioJson.parse("fio: no such file")).hasMessageContaining("not a fio JSON report");
         assertThatThrownBy(() -> FioJson.parse("{\"fio version\": \"fio-3.33\"}")).hasMessageContaining("no \"jobs\"");
