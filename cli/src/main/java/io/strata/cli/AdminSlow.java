@@ -81,10 +81,10 @@ final class AdminSlow implements Callable<Integer> {
         Map<String, URI> targets = daemons.targets();
         PrintWriter out = spec.commandLine().getOut();
         List<Hop> hops = new ArrayList<>();
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+        HttpClient http = daemons.client();
         for (Map.Entry<String, URI> t : targets.entrySet()) {
             try {
-                hops.addAll(fetch(http, t.getValue().resolve("/slow")));
+                hops.addAll(fetch(http, daemons.request(t.getValue().resolve("/slow"))));
             } catch (Exception e) {
                 out.println("(" + t.getKey() + ": no answer from " + t.getValue().resolve("/slow") + ": " + e.getMessage() + ")");
             }
@@ -101,10 +101,13 @@ final class AdminSlow implements Callable<Integer> {
     }
 
     static List<Hop> fetch(HttpClient http, URI slow) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(slow).timeout(Duration.ofSeconds(5)).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
+        return fetch(http, HttpRequest.newBuilder(slow).timeout(Duration.ofSeconds(5)).GET());
+    }
+
+    static List<Hop> fetch(HttpClient http, HttpRequest.Builder request) throws Exception {
+        HttpResponse<String> r = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
-            throw new IllegalStateException("HTTP " + r.statusCode());
+            throw new IllegalStateException("HTTP " + r.statusCode() + (r.statusCode() == 401 ? ": " + r.body().strip() : ""));
         }
         List<Hop> out = new ArrayList<>();
         for (JsonNode o : JSON.readTree(r.body()).path("ops")) {

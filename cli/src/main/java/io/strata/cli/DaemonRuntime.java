@@ -59,11 +59,30 @@ final class DaemonRuntime implements AutoCloseable {
             LOG.warn("{}: no [tls] table in its config: its RPC connections are plaintext", config.name());
         }
         metrics = config.metrics() == null ? null
-                : new MetricsEndpoint(config.metrics(), registry, ctx.slowOps(), config.metricsOpen(), ctx.verifier().orElse(null));
+                : new MetricsEndpoint(config.metrics(), registry, ctx.slowOps(), config.metricsOpen(), ctx.verifier().orElse(null),
+                        config.tls());
     }
 
     InetSocketAddress metricsAddress() {
         return metrics == null ? null : metrics.address();
+    }
+
+    /** The {@code /metrics} URL (https:// off loopback with [tls]); null without an endpoint. */
+    String metricsUrl() {
+        return metrics == null ? null : metrics.url();
+    }
+
+    /**
+     * What the ready file says of the metrics endpoint: {@code metrics} (HOST:PORT) and, when it
+     * serves HTTPS, {@code metrics-url} (readers need the scheme); nothing without an endpoint.
+     */
+    void announceMetrics(Map<String, String> info) {
+        if (metrics != null) {
+            info.put("metrics", NodeCommand.hostPort(metrics.address()));
+            if (metrics.https()) {
+                info.put("metrics-url", metrics.url());
+            }
+        }
     }
 
     /** Writes {@code dir/ready.properties} atomically and privately: pid plus {@code info}. */

@@ -67,9 +67,7 @@ final class HooksCommand implements Callable<Integer> {
         Map<String, String> info = new LinkedHashMap<>();
         info.put("rpc", "-");
         info.put("http", NodeCommand.hostPort(hooks.address()));
-        if (rt.metricsAddress() != null) {
-            info.put("metrics", NodeCommand.hostPort(rt.metricsAddress()));
-        }
+        rt.announceMetrics(info);
         if (node.data() != null) {
             DaemonRuntime.announceReady(node.data(), info);
         }

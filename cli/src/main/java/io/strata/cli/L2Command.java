@@ -76,9 +76,7 @@ final class L2Command implements Callable<Integer> {
         }
         Map<String, String> info = new LinkedHashMap<>();
         info.put("rpc", NodeCommand.hostPort(agent.address()));
-        if (rt.metricsAddress() != null) {
-            info.put("metrics", NodeCommand.hostPort(rt.metricsAddress()));
-        }
+        rt.announceMetrics(info);
         agent.registered().thenRun(() -> {
             try {
                 if (node.data() != null) {

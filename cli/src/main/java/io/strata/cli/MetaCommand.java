@@ -110,9 +110,7 @@ final class MetaCommand implements Callable<Integer> {
                 new NodeInfo(NodeId.of(nodeId), server.address().getHostString(), server.address().getPort(), Map.of("role", "meta")));
         Map<String, String> info = new LinkedHashMap<>();
         info.put("rpc", hostPort(server.address()));
-        if (rt.metricsAddress() != null) {
-            info.put("metrics", hostPort(rt.metricsAddress()));
-        }
+        rt.announceMetrics(info);
         if (cfg.node().data() != null) {
             DaemonRuntime.announceReady(cfg.node().data(), info);
         }

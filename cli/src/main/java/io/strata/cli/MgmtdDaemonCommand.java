@@ -48,9 +48,7 @@ final class MgmtdDaemonCommand implements Callable<Integer> {
         Map<String, String> info = new LinkedHashMap<>();
         info.put("rpc", NodeCommand.hostPort(server.rpcAddress()));
         info.put("raft", NodeCommand.hostPort(server.config().self().raft()));
-        if (rt.metricsAddress() != null) {
-            info.put("metrics", NodeCommand.hostPort(rt.metricsAddress()));
-        }
+        rt.announceMetrics(info);
         DaemonRuntime.announceReady(node.requireData(), info);
         LOG.info("{}: cluster manager ready, rpc {}, raft {}", node.name(), info.get("rpc"), info.get("raft"));
         rt.runUntilStopped(server::close);

@@ -115,9 +115,7 @@ final class MountCommand implements Callable<Integer> {
         Map<String, String> info = new LinkedHashMap<>();
         info.put("rpc", "-");
         info.put("dir", mount.dir().toString());
-        if (rt.metricsAddress() != null) {
-            info.put("metrics", NodeCommand.hostPort(rt.metricsAddress()));
-        }
+        rt.announceMetrics(info);
         if (node.data() != null) {
             DaemonRuntime.announceReady(node.data(), info);
         }

@@ -50,14 +50,12 @@ final class NodeCommand implements Callable<Integer> {
         }
         Map<String, String> info = new LinkedHashMap<>();
         info.put("rpc", hostPort(server.address()));
-        if (rt.metricsAddress() != null) {
-            info.put("metrics", hostPort(rt.metricsAddress()));
-        }
+        rt.announceMetrics(info);
         if (cfg.data() != null) {
             DaemonRuntime.announceReady(cfg.data(), info);
         }
         LOG.info("{}: ready, rpc {}{}", cfg.name(), info.get("rpc"),
-                info.containsKey("metrics") ? ", metrics http://" + info.get("metrics") + "/metrics" : "");
+                info.containsKey("metrics") ? ", metrics " + rt.metricsUrl() : "");
         rt.runUntilStopped(server::close);
         return 0;
     }

@@ -72,7 +72,8 @@ final class StatsCommand implements Callable<Integer> {
         }
         Map<String, URI> targets = daemons.targets();
         List<Counters.Source> sources = new ArrayList<>();
-        targets.forEach((name, uri) -> sources.add(Counters.prometheus(uri, name)));
+        java.net.http.HttpClient http = daemons.client();
+        targets.forEach((name, uri) -> sources.add(Counters.prometheus(uri, name, http, daemons::request)));
         PrintWriter out = spec.commandLine().getOut();
         if (!json) {
             out.println("strata stats: " + targets.size() + " daemon(s), a line every " + Durations.format(every)

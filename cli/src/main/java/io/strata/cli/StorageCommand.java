@@ -45,9 +45,7 @@ final class StorageCommand implements Callable<Integer> {
         }
         Map<String, String> info = new LinkedHashMap<>();
         info.put("rpc", NodeCommand.hostPort(node.address()));
-        if (rt.metricsAddress() != null) {
-            info.put("metrics", NodeCommand.hostPort(rt.metricsAddress()));
-        }
+        rt.announceMetrics(info);
         node.registered().thenRun(() -> {
             try {
                 if (cfg.node().data() != null) {
@@ -57,7 +55,7 @@ final class StorageCommand implements Callable<Integer> {
                 LOG.error("{}: cannot write the ready file: {}", cfg.node().name(), e.toString());
             }
             LOG.info("{}: ready, storage node {} with targets {}, rpc {}{}{}", cfg.node().name(), node.nodeId(), node.targets(),
-                    info.get("rpc"), info.containsKey("metrics") ? ", metrics http://" + info.get("metrics") + "/metrics" : "",
+                    info.get("rpc"), info.containsKey("metrics") ? ", metrics " + rt.metricsUrl() : "",
                     cfg.storage().managed() ? ", registered with the cluster manager " + cfg.storage().mgmtd() : ", static routing");
         });
         rt.runUntilStopped(node::close);

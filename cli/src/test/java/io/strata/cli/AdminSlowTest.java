@@ -38,8 +38,8 @@ class AdminSlowTest {
         storage.record(0, "serve", "Heartbeat from /127.0.0.1:6000", ms(120), "OK");
 
         PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        try (MetricsEndpoint m = new MetricsEndpoint(new InetSocketAddress("127.0.0.1", 0), r, mount, false, null);
-             MetricsEndpoint s = new MetricsEndpoint(new InetSocketAddress("127.0.0.1", 0), r, storage, false, null)) {
+        try (MetricsEndpoint m = new MetricsEndpoint(new InetSocketAddress("127.0.0.1", 0), r, mount, false, null, io.strata.config.TlsConfig.OFF);
+             MetricsEndpoint s = new MetricsEndpoint(new InetSocketAddress("127.0.0.1", 0), r, storage, false, null, io.strata.config.TlsConfig.OFF)) {
             String[] endpoints = {"--endpoint", "127.0.0.1:" + m.address().getPort(), "--endpoint", "127.0.0.1:" + s.address().getPort()};
 
             CliTest.Run run = CliTest.strata(concat(new String[] {"admin", "slow", "--limit", "2"}, endpoints));

@@ -99,13 +99,17 @@ public final class Counters {
 
     /** A Prometheus text page ({@code http://HOST:PORT/metrics}) of another process. */
     public static Source prometheus(URI uri, String what) {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        return prometheus(uri, what, HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
+                u -> HttpRequest.newBuilder(u).timeout(Duration.ofSeconds(10)).GET());
+    }
+
+    /** As above, read with {@code http} and requests from {@code request} (an HTTPS client, a token). */
+    public static Source prometheus(URI uri, String what, HttpClient http, java.util.function.Function<URI, HttpRequest.Builder> request) {
         return new Source() {
             @Override
             public Map<String, Double> snapshot() {
                 try {
-                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(),
-                            HttpResponse.BodyHandlers.ofString());
+                    HttpResponse<String> r = http.send(request.apply(uri).build(), HttpResponse.BodyHandlers.ofString());
                     if (r.statusCode() != 200) {
                         throw new IOException("HTTP " + r.statusCode());
                     }
