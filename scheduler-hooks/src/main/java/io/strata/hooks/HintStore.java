@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
@@ -79,6 +81,32 @@ final class HintStore {
             }
             throw e;
         }
+    }
+
+    /**
+     * {@link #replace} without waiting (the planner's thread goes on dispatching fetches while the
+     * manager commits): completes with the new version, empty on a conflict or when the hint is
+     * gone, or fails after the store's timeout.
+     */
+    CompletableFuture<Optional<Versioned>> replaceAsync(Versioned v, Hint next) {
+        return mgmtd.putHintAsync(v.hint().id(), v.version(), encode(next))
+                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .handle((s, e) -> {
+                    if (e == null) {
+                        return Optional.of(new Versioned(next, s.version()));
+                    }
+                    StrataException se = StrataException.wrap(e);
+                    if (se.status() == Status.TXN_CONFLICT || se.status() == Status.NOT_FOUND) {
+                        return Optional.empty();
+                    }
+                    throw se;
+                });
+    }
+
+    /** {@link #list} without waiting. */
+    CompletableFuture<List<Versioned>> listAsync() {
+        return mgmtd.hintsAsync().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .thenApply(all -> all.stream().map(HintStore::decode).toList());
     }
 
     Optional<Versioned> get(long id) {

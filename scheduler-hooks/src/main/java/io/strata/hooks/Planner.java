@@ -111,9 +111,10 @@ public final class Planner implements AutoCloseable {
     private final MeterRegistry meters;
     private volatile boolean closed;
     private long lastRefresh;
+    private boolean refreshing;
     private long lastEstimate;
-    /** Bytes fetched from L3 for all hints, and when: the rate the estimates use. */
-    private final ArrayDeque<long[]> rateSamples = new ArrayDeque<>();
+    /** Bytes fetched from L3 for all hints: the rate the estimates use. */
+    private final StagingRate rate = new StagingRate(5_000);
     private long fetchedTotal;
 
     private record Placed(long dataVersion, List<Integer> agents) {
@@ -167,6 +168,10 @@ public final class Planner implements AutoCloseable {
         long etaAt;
         int running;
         int unmarked;
+        /** Mark calls to the meta service in flight. */
+        int marking;
+        /** A write of this hint to the cluster manager is in flight. */
+        boolean persisting;
         long bytesTotal;
         long bytesDone;
         boolean dirty;
@@ -342,23 +347,39 @@ public final class Planner implements AutoCloseable {
                     e = events.poll();
                 }
                 long now = clock.millis();
-                if (now - lastRefresh >= 1000) {
-                    refresh();
+                if (now - lastRefresh >= 1000 && !refreshing) {
+                    refreshAsync();
                 }
                 for (Job j : ordered()) {
                     if (j.state().active() && !j.planned) {
-                        plan(j);
+                        timed("plan", () -> plan(j));
                     }
                 }
                 dispatch();
-                flushMarks();
-                persist(false);
+                timed("mark", this::flushMarks);
+                timed("persist", () -> persist(false));
             } catch (InterruptedException ie) {
                 return;
             } catch (RuntimeException ex) {
                 LOG.warn("planner pass failed (will retry): {}", ex.toString());
                 sleepQuietly();
             }
+        }
+    }
+
+    /**
+     * Runs a step of the planner's pass that waits for the cluster manager or the meta service,
+     * timed as {@code strata.hooks.planner.step} (tag {@code step}): while it runs, no fetch is
+     * dispatched.
+     */
+    private void timed(String step, Runnable body) {
+        long t0 = System.nanoTime();
+        try {
+            body.run();
+        } finally {
+            io.micrometer.core.instrument.Timer.builder("strata.hooks.planner.step")
+                    .description("time the planner's thread spent in a step that waits for another service (no fetch is sent meanwhile)")
+                    .tag("step", step).register(meters).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
         }
     }
 
@@ -373,7 +394,24 @@ public final class Planner implements AutoCloseable {
     /** Takes in hints this planner does not follow (a restart, another server's submissions) and cancels seen elsewhere. */
     private void refresh() {
         lastRefresh = clock.millis();
-        List<HintStore.Versioned> all = store.list();
+        refreshed(store.list());
+    }
+
+    /** {@link #refresh} without waiting for the cluster manager: the list is taken in when it arrives. */
+    private void refreshAsync() {
+        lastRefresh = clock.millis();
+        refreshing = true;
+        store.listAsync().whenComplete((all, e) -> events.add(() -> {
+            refreshing = false;
+            if (e != null) {
+                LOG.debug("listing the hints failed (will retry): {}", e.toString());
+            } else {
+                refreshed(all);
+            }
+        }));
+    }
+
+    private void refreshed(List<HintStore.Versioned> all) {
         Set<Long> present = new java.util.HashSet<>();
         for (HintStore.Versioned v : all) {
             present.add(v.hint().id());
@@ -614,6 +652,7 @@ public final class Planner implements AutoCloseable {
             stagedBytes.increment(item.bytes);
             if (fromL3) {
                 fetchedTotal += item.bytes; // a pin of a chunk already there costs no L3 read: not part of the rate
+                rate.completed(clock.millis(), fetchedTotal);
             }
             j.left.merge(item.file.attrs.id().value(), -item.bytes, Long::sum);
             j.bytesDone += item.bytes;
@@ -663,7 +702,11 @@ public final class Planner implements AutoCloseable {
         return true;
     }
 
-    /** Records the files whose every chunk is in L2; files written meanwhile are planned again. */
+    /**
+     * Records the files whose every chunk is in L2 (files written meanwhile are planned again),
+     * without waiting for the meta service: the answer is taken in as an event, and the hint is
+     * ready once every file is marked.
+     */
     private void flushMarks() {
         for (Job j : jobs.values()) {
             if (j.toMark.isEmpty() || !j.state().active()) {
@@ -677,24 +720,49 @@ public final class Planner implements AutoCloseable {
             for (Map.Entry<List<Integer>, List<FilePlan>> e : byAgents.entrySet()) {
                 List<FilePlan> fps = e.getValue();
                 for (int from = 0; from < fps.size(); from += 1000) {
-                    List<FilePlan> batch = fps.subList(from, Math.min(fps.size(), from + 1000));
+                    List<FilePlan> batch = List.copyOf(fps.subList(from, Math.min(fps.size(), from + 1000)));
                     List<Cached.File> files = batch.stream().map(fp -> new Cached.File(fp.attrs.id(), fp.attrs.dataVersion())).toList();
-                    Cached.Marked m = Futures.join(fs.meta().cacheMarkAsync(Caller.ROOT, j.id(), e.getKey(), files, null), options.metaTimeout());
-                    Set<io.strata.core.InodeId> stale = Set.copyOf(m.stale());
-                    for (FilePlan fp : batch) {
-                        if (stale.contains(fp.attrs.id())) {
-                            replan(j, fp);
-                        } else {
-                            j.unmarked--;
-                        }
+                    j.marking++;
+                    CompletableFuture<Cached.Marked> f;
+                    try {
+                        f = fs.meta().cacheMarkAsync(Caller.ROOT, j.id(), e.getKey(), files, null);
+                    } catch (RuntimeException ex) {
+                        f = CompletableFuture.failedFuture(ex);
                     }
+                    f.orTimeout(options.metaTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                            .whenComplete((m, ex) -> events.add(() -> marked(j, batch, m, ex)));
                 }
             }
-            if (j.unmarked == 0 && j.queue.isEmpty() && j.running == 0) {
-                setState(j, HintState.READY, j.note);
-                persist(true);
-                LOG.info("hint {} (job {}) is ready: {} bytes in L2", j.id(), j.hint.job(), j.bytesDone);
+        }
+    }
+
+    /** The meta service's answer to a mark of {@code batch}; a failed mark is tried again at the next pass. */
+    private void marked(Job j, List<FilePlan> batch, Cached.Marked m, Throwable e) {
+        j.marking--;
+        if (!j.state().active()) {
+            if (e == null && j.released) {
+                // released while the mark was on its way: take the records it made away again
+                unmark(j, batch.stream().map(fp -> fp.attrs.id()).toList());
             }
+            return;
+        }
+        if (e != null) {
+            LOG.info("hint {}: marking {} files as staged failed ({}); will retry", j.id(), batch.size(), StrataException.wrap(e).getMessage());
+            j.toMark.addAll(batch);
+            return;
+        }
+        Set<io.strata.core.InodeId> stale = Set.copyOf(m.stale());
+        for (FilePlan fp : batch) {
+            if (stale.contains(fp.attrs.id())) {
+                replan(j, fp);
+            } else {
+                j.unmarked--;
+            }
+        }
+        if (j.unmarked == 0 && j.marking == 0 && j.queue.isEmpty() && j.running == 0) {
+            setState(j, HintState.READY, j.note);
+            persist(true);
+            LOG.info("hint {} (job {}) is ready: {} bytes in L2", j.id(), j.hint.job(), j.bytesDone);
         }
     }
 
@@ -752,10 +820,7 @@ public final class Planner implements AutoCloseable {
                     LOG.info("hint {}: its paths no longer expand ({}); records of removed files went with them", j.id(), e.getMessage());
                 }
             }
-            for (int from = 0; from < ids.size(); from += 1000) {
-                Futures.join(fs.meta().cacheUnmarkAsync(Caller.ROOT, j.id(), ids.subList(from, Math.min(ids.size(), from + 1000)), null),
-                        options.metaTimeout());
-            }
+            unmark(j, ids);
             for (long inode : ids.stream().map(io.strata.core.InodeId::value).toList()) {
                 placed.remove(inode);
             }
@@ -767,6 +832,14 @@ public final class Planner implements AutoCloseable {
             for (CompletableFuture<Hint> f : j.onReleased) {
                 f.complete(j.hint);
             }
+        }
+    }
+
+    /** Removes the hint's staging records of {@code ids} from the namespace. */
+    private void unmark(Job j, List<io.strata.core.InodeId> ids) {
+        for (int from = 0; from < ids.size(); from += 1000) {
+            Futures.join(fs.meta().cacheUnmarkAsync(Caller.ROOT, j.id(), ids.subList(from, Math.min(ids.size(), from + 1000)), null),
+                    options.metaTimeout());
         }
     }
 
@@ -801,7 +874,12 @@ public final class Planner implements AutoCloseable {
                 .tag("strata_job", job).register(meters);
     }
 
-    /** Writes changed hints to the cluster manager ({@code now}: at once, else every {@code persistEvery}). */
+    /**
+     * Writes changed hints to the cluster manager ({@code now}: at once, else every
+     * {@code persistEvery}), without waiting: the API shows the new figures at once, the
+     * manager's answer is taken in as an event, and a hint whose write is in flight is written
+     * again at a later pass if it changed meanwhile.
+     */
     private void persist(boolean now) {
         long t = clock.millis();
         if (t - lastEstimate >= 250) {
@@ -812,53 +890,70 @@ public final class Planner implements AutoCloseable {
                 continue;
             }
             progress(j, t);
-            if (!j.dirty || (!now && t - j.hint.updated() < options.persistEvery().toMillis() && j.stored.hint().state().equals(j.hint.state()))) {
+            if (j.persisting || !j.dirty
+                    || (!now && t - j.hint.updated() < options.persistEvery().toMillis() && j.stored.hint().state().equals(j.hint.state()))) {
                 continue;
             }
             Hint next = j.hint.withProgress(j.hint.files(), j.hint.bytesTotal(), j.hint.bytesDone(), j.hint.eta(), j.hint.perNode(), t);
-            Optional<HintStore.Versioned> v = store.replace(j.stored, next);
-            if (v.isPresent()) {
-                j.stored = v.get();
-                j.hint = next;
-                j.dirty = false;
-                snapshot.put(j.id(), next);
-            } else {
-                Optional<HintStore.Versioned> fresh = store.get(j.id());
-                if (fresh.isEmpty()) {
-                    continue;
-                }
-                j.stored = fresh.get();
-                if (fresh.get().hint().stateValue() == HintState.CANCELLED && j.state() != HintState.CANCELLED) {
-                    stop(j, HintState.CANCELLED, fresh.get().hint().message());
-                }
+            j.hint = next;
+            j.dirty = false;
+            j.persisting = true;
+            snapshot.put(j.id(), next);
+            CompletableFuture<Optional<HintStore.Versioned>> f;
+            try {
+                f = store.replaceAsync(j.stored, next);
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
             }
+            f.whenComplete((v, e) -> events.add(() -> persisted(j, next, v, e)));
+        }
+    }
+
+    /** The cluster manager's answer to a write of {@code sent}. */
+    private void persisted(Job j, Hint sent, Optional<HintStore.Versioned> v, Throwable e) {
+        j.persisting = false;
+        if (jobs.get(j.id()) != j) {
+            return; // ended and removed meanwhile
+        }
+        if (e != null) {
+            LOG.debug("hint {}: writing it to the cluster manager failed (will retry): {}", j.id(), e.toString());
+            j.dirty = true;
+            return;
+        }
+        if (v.isPresent()) {
+            j.stored = v.get();
+            return;
+        }
+        j.dirty = true; // somebody else changed it: take their version in, then write ours over it
+        Optional<HintStore.Versioned> fresh = store.get(j.id());
+        if (fresh.isEmpty()) {
+            return;
+        }
+        j.stored = fresh.get();
+        if (fresh.get().hint().stateValue() == HintState.CANCELLED && j.state() != HintState.CANCELLED) {
+            stop(j, HintState.CANCELLED, fresh.get().hint().message());
         }
     }
 
     /**
      * Estimates when each active hint will be ready. Hints are served in order (priority, then
      * deadline), so a hint is ready once the bytes of every hint before it and its own are
-     * staged: its ETA is now plus that sum over the rate all hints staged at in the last 5 s. A
-     * file two hints share counts once, for the first (the second only pins it).
+     * staged: its ETA is now plus that sum over the rate all hints staged at in the last 5 s
+     * ({@link StagingRate}). A file two hints share counts once, for the first (the second only
+     * pins it).
      */
     private void estimate(long now) {
         lastEstimate = now;
         boolean busy = jobs.values().stream().anyMatch(j -> j.running > 0);
         if (!busy) {
-            rateSamples.clear(); // idle time is not part of the rate
+            rate.idle(); // idle time is not part of the rate
             return;
         }
-        rateSamples.addLast(new long[] {now, fetchedTotal});
-        while (rateSamples.size() > 2 && now - rateSamples.peekFirst()[0] > 5_000) {
-            rateSamples.removeFirst();
-        }
-        long[] first = rateSamples.peekFirst();
-        long dt = now - first[0];
-        long db = fetchedTotal - first[1];
-        if (dt < 500 || db <= 0) {
+        rate.busy(now, fetchedTotal);
+        double perMilli = rate.perMilli();
+        if (perMilli <= 0) {
             return; // no rate yet: keep the last estimates
         }
-        double perMilli = db / (double) dt;
         java.util.Set<Long> counted = new java.util.HashSet<>();
         long ahead = 0;
         for (Job j : ordered()) {
