@@ -10,6 +10,7 @@ import io.strata.core.tier.Tier;
 import io.strata.protocol.meta.Caller;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.Meta;
+import io.strata.protocol.meta.OpenFlags;
 import io.strata.protocol.meta.SetAttr;
 import java.util.ArrayList;
 import java.util.List;
@@ -182,23 +183,36 @@ final class ClientCore implements AutoCloseable {
                 });
     }
 
-    /** Truncates a file no handle here has open. */
+    /**
+     * Truncates a file by name (truncate(2), not through a handle of the caller's): opens it for
+     * writing first, so the namespace checks the caller's write access before any chunk is cut
+     * (a refused truncate loses nothing), truncates through that session and ends it.
+     */
     CompletableFuture<InodeAttrs> truncate(Caller c, InodeAttrs a, long size) {
         if (!a.isFile()) {
             return CompletableFuture.failedFuture(new StrataException(a.isDirectory() ? Status.IS_A_DIRECTORY : Status.INVALID_ARGUMENT,
                     "truncate: " + a.id() + " is not a regular file"));
         }
-        FileState open = files.get(a.id());
-        if (open != null) {
-            return truncate(c, open, size);
-        }
         if (size < 0) {
             return CompletableFuture.failedFuture(new StrataException(Status.INVALID_ARGUMENT, "negative size " + size));
         }
-        FilePolicy policy = FilePolicy.of(a.policy());
-        Tier tier = tiers.tierFor(policy);
-        return ChunkIo.cut(tier, a.id(), a.layout(), Math.min(a.length(), size), policy.io(a.dataVersion(), config.ioTimeout(), config.jobQos()))
-                .thenCompose(v -> meta.setattrAsync(c, a.id(), SetAttr.size(size), null));
+        return meta.openAsync(c, a.id(), OpenFlags.WRITE, clientId(), null).thenCompose(o -> {
+            Caller through = c.through(o.sessionId());
+            FileState s = acquire(o.attrs());
+            CompletableFuture<InodeAttrs> t;
+            try {
+                t = truncate(through, s, size);
+            } catch (RuntimeException e) {
+                t = CompletableFuture.failedFuture(e);
+            }
+            return t.handle((attrs, e) -> meta.closeAsync(through, a.id(), o.sessionId(), 0, false, null).handle((x, closeError) -> {
+                release(s);
+                if (e != null) {
+                    throw StrataException.wrap(e);
+                }
+                return attrs;
+            })).thenCompose(f -> f);
+        });
     }
 
     // ---- paths ----

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.util.Futures;
+import io.strata.protocol.meta.SetAttr;
 import io.strata.protocol.meta.Caller;
 import io.strata.protocol.meta.DirEntry;
 import io.strata.protocol.meta.OpenFlags;
@@ -221,6 +222,32 @@ class FileSystemTest {
                 .satisfies(e -> assertThat(((StrataException) e).status().errno()).isEqualTo(Status.Errno.ENOENT));
         assertThatThrownBy(() -> fs.stat("relative"))
                 .satisfies(e -> assertThat(((StrataException) e).status()).isEqualTo(Status.INVALID_ARGUMENT));
+    }
+
+    @Test
+    void aTruncateTheNamespaceRefusesCutsNothing() {
+        fs.mkdirs("/keep");
+        byte[] data = random(3_000_000, 7);
+        writeFile(fs, "/keep/f", data);
+        fs.chmod("/keep/f", 0644);
+        StrataFileSystem alice = fs.as(Caller.of(1000, 1000));
+        assertThatThrownBy(() -> alice.truncate("/keep/f", 10))
+                .satisfies(e -> assertThat(((StrataException) e).status()).isEqualTo(Status.PERMISSION_DENIED));
+        assertThatThrownBy(() -> Futures.join(alice.setAttrAsync("/keep/f", SetAttr.size(0)), Duration.ofSeconds(10)))
+                .satisfies(e -> assertThat(((StrataException) e).status()).isEqualTo(Status.PERMISSION_DENIED));
+        try (StrataFile reader = fs.openRead("/keep/f")) {
+            // the file open here (another process's reader shares its state): still checked before the cut
+            assertThatThrownBy(() -> alice.truncate("/keep/f", 10))
+                    .satisfies(e -> assertThat(((StrataException) e).status()).isEqualTo(Status.PERMISSION_DENIED));
+        }
+        assertThat(fs.stat("/keep/f").size()).isEqualTo(data.length);
+        assertThat(readAll(fs, "/keep/f")).as("no byte was cut").isEqualTo(data);
+
+        fs.truncate("/keep/f", 10);
+        fs.truncate("/keep/f", 20);
+        byte[] expect = new byte[20];
+        System.arraycopy(data, 0, expect, 0, 10);
+        assertThat(readAll(fs, "/keep/f")).as("the owner's truncate cuts, a later extension reads zeros").isEqualTo(expect);
     }
 
     @Test
