@@ -23,19 +23,8 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    base, n = sys.argv[1], int(sys.argv[2])
-    out = sys.argv[3] if len(sys.argv) > 3 else None
-    if n < 1:
-        sys.exit("small-files-one: FILES must be at least 1, not %d" % n)
-    d = os.path.join(base, 'one-%d' % os.getpid())
-    os.mkdir(d)
-    buf = os.urandom(16384)
-    names = [os.path.join(d, 'f%06d' % i) for i in range(n)]
-
+def phases(buf):
+    """The four phases, in order, as (name, operation on one path); each checks its result."""
     def create(p):
         fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
         try:
@@ -62,8 +51,24 @@ def main():
     def unlink(p):
         os.unlink(p)
 
+    return (('create', create), ('stat', stat), ('read', read), ('unlink', unlink))
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    base, n = sys.argv[1], int(sys.argv[2])
+    out = sys.argv[3] if len(sys.argv) > 3 else None
+    if n < 1:
+        sys.exit("small-files-one: FILES must be at least 1, not %d" % n)
+    d = os.path.join(base, 'one-%d' % os.getpid())
+    os.mkdir(d)
+    buf = os.urandom(16384)
+    names = [os.path.join(d, 'f%06d' % i) for i in range(n)]
+
     result = {}
-    for name, f in (('create', create), ('stat', stat), ('read', read), ('unlink', unlink)):
+    for name, f in phases(buf):
         lat = []
         t0 = time.perf_counter()
         for p in names:

@@ -6,9 +6,10 @@ the mount sent per operation, read from its Prometheus endpoint.
 
 DATA_DIR is a `strata up` data directory (its mount/ready.properties names the mount and its
 metrics address). Phases, each over FILES files in a fresh directory: create (open O_CREAT|O_WRONLY,
-16 KiB write, close), stat, read (open, read, close), unlink.
+16 KiB write, close), stat, read (open, read, close), unlink: those of
+bench/peers/small-files-one.py, each result checked.
 """
-import os, re, sys, time, urllib.request
+import importlib.util, os, re, sys, time, urllib.request
 
 def props(p):
     out = {}
@@ -27,9 +28,12 @@ def rpc_counts(addr):
         counts[k] = counts.get(k, 0) + float(m.group(2))
     return counts
 
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
+# the phases and their checks are those of bench/peers/small-files-one.py (bench peers' one-worker mode)
+_spec = importlib.util.spec_from_file_location(
+    'small_files_one', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'peers', 'small-files-one.py'))
+one = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(one)
+pct = one.pct
 
 def main():
     data = sys.argv[1]
@@ -41,24 +45,8 @@ def main():
     buf = os.urandom(16384)
     names = [os.path.join(d, 'f%05d' % i) for i in range(n)]
 
-    def create(p):
-        fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
-        os.write(fd, buf)
-        os.close(fd)
-
-    def stat(p):
-        os.stat(p)
-
-    def read(p):
-        fd = os.open(p, os.O_RDONLY)
-        os.read(fd, 16384)
-        os.close(fd)
-
-    def unlink(p):
-        os.unlink(p)
-
     print('%-7s %8s %9s %9s  %s' % ('op', 'ops/s', 'p50 ms', 'p99 ms', 'RPCs per op (mount -> meta/storage)'))
-    for name, f in (('create', create), ('stat', stat), ('read', read), ('unlink', unlink)):
+    for name, f in one.phases(buf):
         before = rpc_counts(addr)
         lat = []
         t0 = time.perf_counter()
