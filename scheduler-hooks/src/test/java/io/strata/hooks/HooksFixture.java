@@ -156,6 +156,11 @@ final class HooksFixture implements AutoCloseable {
         return new RoutingInfo(r.version() + 1, nodes, r.targets(), r.chains(), r.tables(), as);
     }
 
+    /** The context of client {@code name} (its fault injector, its meters). */
+    NodeContext context(String name) {
+        return contexts.get(name);
+    }
+
     /** A client over the cluster's shared routing (it sees agents come and go). */
     StrataFileSystem client(String name) {
         NodeContext c = NodeContext.seeded(name, seed);

@@ -6,7 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.strata.client.StrataFile;
 import io.strata.client.StrataFileSystem;
 import io.strata.core.DataSize;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
+import io.strata.core.fault.Fault;
+import io.strata.core.fault.FaultInjector;
+import io.strata.core.fault.FaultPoint;
 import io.strata.core.util.Futures;
+import io.strata.l2.agent.L2AgentConfig;
 import io.strata.protocol.meta.Cached;
 import io.strata.protocol.meta.Caller;
 import java.nio.ByteBuffer;
@@ -17,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.function.UnaryOperator;
-import io.strata.l2.agent.L2AgentConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -296,6 +301,26 @@ class HooksTest {
             JsonNode ready = f.awaitState(id, "ready", Duration.ofSeconds(60));
             assertThat(ready.path("bytes_done").asLong()).isEqualTo(6L * FILE);
             assertThat(f.prefetchFetches()).as("chunks fetched before the restart are not fetched again").isEqualTo(6L * CHUNKS_PER_FILE);
+        }
+    }
+
+    @Test
+    void aRecordTheMetaServiceFailsIsTriedAgainAndTheHintStillGetsReady(@TempDir Path dir) throws Exception {
+        try (HooksFixture f = new HooksFixture(dir, 1610, 1, c -> c)) {
+            Map<String, byte[]> data = dataset(f.admin, "/data/marks", 3, 10);
+            // the planner talks to the namespace through the admin client: its first Cache call looks up records of the
+            // files (planning), the next ones record them as staged; the first two records fail
+            java.util.concurrent.atomic.AtomicInteger caches = new java.util.concurrent.atomic.AtomicInteger();
+            FaultInjector.Rule failing = f.context("admin").faults()
+                    .arm(FaultPoint.RPC_SEND, new Fault.Fail(new StrataException(Status.IO_ERROR, "injected: the record failed")))
+                    .when(s -> s.message().equals("Cache") && caches.incrementAndGet() > 1).times(2);
+            String id = f.post("/v1/hints", hint("job-m", List.of("/data/marks"), "")).body().path("id").asText();
+            JsonNode h = f.awaitState(id, "ready", Duration.ofSeconds(60));
+            assertThat(failing.fired()).as("both injected failures happened").isEqualTo(2);
+            assertThat(h.path("bytes_done").asLong()).isEqualTo(h.path("bytes_total").asLong());
+            List<Cached.Record> recs = Futures.join(f.admin.meta().cachedAsync(Caller.ROOT,
+                    data.keySet().stream().map(p -> f.admin.stat(p).inode()).toList()), Duration.ofSeconds(10));
+            assertThat(recs).as("every file recorded as staged").hasSize(3);
         }
     }
 
