@@ -23,8 +23,8 @@ import picocli.CommandLine.Option;
  * announced one; and how to read them. An endpoint off loopback serves HTTPS when its daemon has
  * {@code [tls]}, verified with {@code --ca-file} (default: the local cluster's CA), and wants a
  * token of the cluster when its daemon has {@code [auth]}: {@code --token-file} (default: the
- * local cluster's client token: any role of the cluster may read metrics). The token is sent only over HTTPS or to a loopback address,
- * never in the clear across a network.
+ * local cluster's client token: any role of the cluster may read metrics). The token is sent
+ * only over HTTPS or to a loopback address, never in the clear across a network.
  */
 final class MetricsSources {
     @Option(names = "--data", paramLabel = "DIR", description = "Data directory of the local cluster (default: $STRATA_DATA, else ./data).")
