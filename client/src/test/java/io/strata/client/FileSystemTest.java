@@ -276,6 +276,8 @@ class FileSystemTest {
         writeFile(fs, "/frozen/weights", random(10_000, 4));
         assertThatThrownBy(() -> fs.open("/frozen/weights", EnumSet.of(OpenFlag.WRITE), 0))
                 .satisfies(e -> assertThat(((StrataException) e).status()).isEqualTo(Status.READ_ONLY));
+        assertThatThrownBy(() -> fs.truncate("/frozen/weights", 100))
+                .satisfies(e -> assertThat(((StrataException) e).status()).isEqualTo(Status.READ_ONLY));
         assertThat(readAll(fs, "/frozen/weights")).isEqualTo(random(10_000, 4));
     }
 
