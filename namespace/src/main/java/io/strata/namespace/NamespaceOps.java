@@ -17,7 +17,9 @@ import static io.strata.namespace.Permissions.R;
 import static io.strata.namespace.Permissions.W;
 import static io.strata.namespace.Permissions.X;
 
+import io.strata.config.policy.Consistency;
 import io.strata.config.policy.Policy;
+import io.strata.config.policy.PolicyField;
 import io.strata.config.policy.PolicyOverrides;
 import io.strata.config.policy.PolicyResolver;
 import io.strata.core.InodeId;
@@ -507,6 +509,7 @@ final class NamespaceOps {
             if (s.size() < 0) {
                 throw new StrataException(Status.INVALID_ARGUMENT, "truncate: negative size " + s.size());
             }
+            checkNotImmutable(a, "truncate");
             if (!writableThrough(t, c, inode)) {
                 Permissions.check(c, a, W, "truncate");
             }
@@ -647,6 +650,18 @@ final class NamespaceOps {
         return openSession(t, c, r.attrs(), flags, clientId, session, !r.created());
     }
 
+    /**
+     * A file under {@code consistency = immutable} takes no new bytes once it was written (its
+     * first writer published): readers cache it without revalidating. Enforced here as well as in
+     * the client, so that a client that skips its own check cannot change such a file.
+     */
+    private static void checkNotImmutable(InodeAttrs a, String op) {
+        if (Consistency.IMMUTABLE.policyName().equals(a.policy().get(PolicyField.CONSISTENCY.key()))
+                && (a.dataVersion() > 1 || a.length() > 0)) {
+            throw new StrataException(Status.READ_ONLY, op + ": " + a.id() + " is in an immutable directory and was already written");
+        }
+    }
+
     private static void checkOpenFlags(int flags) {
         if (flags == 0 || (flags & ~OpenFlags.ALL) != 0 || ((flags & OpenFlags.TRUNCATE) != 0 && (flags & OpenFlags.WRITE) == 0)) {
             throw new StrataException(Status.INVALID_ARGUMENT, "bad open flags " + flags);
@@ -666,6 +681,7 @@ final class NamespaceOps {
             Permissions.check(c, a, want, "open");
         }
         if ((flags & OpenFlags.WRITE) != 0) {
+            checkNotImmutable(a, "open for writing");
             CheckpointOps.checkMutable(t, inode, "open for writing");
             awaitTrim(t, inode);
             CheckpointOps.openedForWrite(t, inode, session);

@@ -56,6 +56,30 @@ class OpenAccessTest extends MetaFixture {
     }
 
     @Test
+    void anImmutableFileTakesNoNewBytesOnceWrittenWhateverTheClientChecks() {
+        InodeAttrs frozen = mkdir(Caller.ROOT, ROOT, "frozen", 0777);
+        join(meta.policySetAsync(Caller.ROOT, frozen.id(), java.util.List.of("consistency=immutable"), req()));
+        OpenResult first = createOpen(ALICE, frozen, "weights", 0644, true, RW);
+        OpenResult second = join(meta.openAsync(ALICE, first.attrs().id(), OpenFlags.WRITE, 7, req()));
+        InodeAttrs written = join(meta.closeAsync(ALICE, first.attrs().id(), first.sessionId(), 4096, true, req()));
+        assertThat(written.length()).isEqualTo(4096);
+        // once its first writer published, no open for writing, no O_TRUNC and no truncate, whoever asks
+        assertFailsClean(Status.READ_ONLY, () -> join(meta.openAsync(ALICE, written.id(), OpenFlags.WRITE, 7, req())));
+        assertFailsClean(Status.READ_ONLY, () -> join(meta.openAsync(Caller.ROOT, written.id(), RW | OpenFlags.TRUNCATE, 7, req())));
+        assertFailsClean(Status.READ_ONLY, () -> createOpen(ALICE, frozen, "weights", 0644, false, OpenFlags.WRITE));
+        assertFailsClean(Status.READ_ONLY, () -> join(meta.setattrAsync(ALICE, written.id(), SetAttr.size(0), req())));
+        assertFailsClean(Status.READ_ONLY, () -> join(meta.setattrAsync(Caller.ROOT.through(second.sessionId()), written.id(),
+                SetAttr.size(0), req())));
+        assertThat(join(meta.openAsync(BOB, written.id(), OpenFlags.READ, 7, req())).attrs().length()).as("reads as ever").isEqualTo(4096);
+        // a file of another directory is not held
+        InodeAttrs home = mkdir(Caller.ROOT, ROOT, "home", 0777);
+        OpenResult plain = createOpen(ALICE, home, "f", 0644, true, RW);
+        join(meta.closeAsync(ALICE, plain.attrs().id(), plain.sessionId(), 10, true, req()));
+        assertThat(join(meta.setattrAsync(ALICE, plain.attrs().id(), SetAttr.size(0), req())).length()).isZero();
+        Fsck.check(kv);
+    }
+
+    @Test
     void aCreateOpenRetriedWithItsRequestIdOpensOneSession() {
         InodeAttrs home = mkdir(Caller.ROOT, ROOT, "home", 0777);
         RequestId r = req();
