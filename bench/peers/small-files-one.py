@@ -54,6 +54,17 @@ def phases(buf):
     return (('create', create), ('stat', stat), ('read', read), ('unlink', unlink))
 
 
+def timed(f, names):
+    """Runs f on every name in turn: each call's latency and the whole loop's time, in seconds."""
+    lat = []
+    t0 = time.perf_counter()
+    for p in names:
+        s = time.perf_counter()
+        f(p)
+        lat.append(time.perf_counter() - s)
+    return lat, time.perf_counter() - t0
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -69,13 +80,7 @@ def main():
 
     result = {}
     for name, f in phases(buf):
-        lat = []
-        t0 = time.perf_counter()
-        for p in names:
-            s = time.perf_counter()
-            f(p)
-            lat.append(time.perf_counter() - s)
-        secs = time.perf_counter() - t0
+        lat, secs = timed(f, names)
         result[name] = {'ops_per_s': round(n / secs, 1), 'p50_ms': round(pct(lat, 0.5) * 1e3, 4),
                         'p99_ms': round(pct(lat, 0.99) * 1e3, 4), 'files': n}
         print('%-7s %9.1f ops/s  p50 %8.3f ms  p99 %8.3f ms' % (name, n / secs, pct(lat, 0.5) * 1e3, pct(lat, 0.99) * 1e3),

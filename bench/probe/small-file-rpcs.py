@@ -9,7 +9,7 @@ metrics address). Phases, each over FILES files in a fresh directory: create (op
 16 KiB write, close), stat, read (open, read, close), unlink: those of
 bench/peers/small-files-one.py, each result checked.
 """
-import importlib.util, os, re, sys, time, urllib.request
+import importlib.util, os, re, sys, urllib.request
 
 def props(p):
     out = {}
@@ -48,13 +48,7 @@ def main():
     print('%-7s %8s %9s %9s  %s' % ('op', 'ops/s', 'p50 ms', 'p99 ms', 'RPCs per op (mount -> meta/storage)'))
     for name, f in one.phases(buf):
         before = rpc_counts(addr)
-        lat = []
-        t0 = time.perf_counter()
-        for p in names:
-            s = time.perf_counter()
-            f(p)
-            lat.append(time.perf_counter() - s)
-        secs = time.perf_counter() - t0
+        lat, secs = one.timed(f, names)
         after = rpc_counts(addr)
         diff = {k: (after.get(k, 0) - before.get(k, 0)) / n for k in after}
         diff = {k: v for k, v in diff.items() if v >= 0.005}
