@@ -70,23 +70,11 @@ final class HintStore {
         }
     }
 
-    /** Replaces {@code v} with {@code next} if nobody changed it since; empty on a conflict or when it is gone. */
-    Optional<Versioned> replace(Versioned v, Hint next) {
-        try {
-            StoredHint s = Futures.join(mgmtd.putHintAsync(v.hint().id(), v.version(), encode(next)), timeout);
-            return Optional.of(new Versioned(next, s.version()));
-        } catch (StrataException e) {
-            if (e.status() == Status.TXN_CONFLICT || e.status() == Status.NOT_FOUND) {
-                return Optional.empty();
-            }
-            throw e;
-        }
-    }
-
     /**
-     * {@link #replace} without waiting (the planner's thread goes on dispatching fetches while the
-     * manager commits): completes with the new version, empty on a conflict or when the hint is
-     * gone, or fails after the store's timeout.
+     * Replaces {@code v} with {@code next} if nobody changed it since, without waiting (the
+     * planner's thread goes on dispatching fetches while the manager commits): completes with
+     * the new version, empty on a conflict or when the hint is gone, or fails after the store's
+     * timeout.
      */
     CompletableFuture<Optional<Versioned>> replaceAsync(Versioned v, Hint next) {
         return mgmtd.putHintAsync(v.hint().id(), v.version(), encode(next))
