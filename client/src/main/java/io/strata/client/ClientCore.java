@@ -196,8 +196,7 @@ final class ClientCore implements AutoCloseable {
         if (size < 0) {
             return CompletableFuture.failedFuture(new StrataException(Status.INVALID_ARGUMENT, "negative size " + size));
         }
-        if (FilePolicy.of(a.policy()).consistency() == io.strata.config.policy.Consistency.IMMUTABLE
-                && (a.dataVersion() > 1 || a.length() > 0)) {
+        if (FilePolicy.writtenImmutable(a)) {
             // as an open for writing is refused (StrataFileSystem.handle)
             return CompletableFuture.failedFuture(new StrataException(Status.READ_ONLY,
                     "truncate: " + a.id() + " is in an immutable directory and was already written"));

@@ -29,6 +29,11 @@ record FilePolicy(Policy policy, CacheHints hints, StageHints stage) {
     private static final Map<Map<String, String>, FilePolicy> PARSED = new ConcurrentHashMap<>();
 
     /** Parses a file's policy map (cached: files of one directory share one map). */
+    /** A file under {@code consistency = immutable} that its first writer already published: it takes no new bytes. */
+    static boolean writtenImmutable(io.strata.protocol.meta.InodeAttrs a) {
+        return of(a.policy()).consistency() == io.strata.config.policy.Consistency.IMMUTABLE && (a.dataVersion() > 1 || a.length() > 0);
+    }
+
     static FilePolicy of(Map<String, String> stored) {
         FilePolicy p = PARSED.get(stored);
         if (p != null) {

@@ -31,7 +31,6 @@ import io.strata.placement.RoutingSource;
 import io.strata.placement.StaticRoutingSource;
 import io.strata.placement.ManagerRoutingSource;
 import io.strata.protocol.mgmtd.MgmtdClient;
-import io.strata.config.policy.Consistency;
 import io.strata.config.policy.Policy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -510,8 +509,7 @@ public final class StrataFileSystem implements AutoCloseable {
     private CompletableFuture<StrataFile> handle(OpenResult o, boolean read, boolean write, boolean truncate, String path) {
         Caller through = caller.through(o.sessionId());
         InodeAttrs now = o.attrs();
-        if (write && FilePolicy.of(now.policy()).consistency() == Consistency.IMMUTABLE
-                && (now.dataVersion() > 1 || now.length() > 0)) {
+        if (write && FilePolicy.writtenImmutable(now)) {
             core.meta().closeAsync(through, now.id(), o.sessionId(), 0, false, null);
             throw new StrataException(Status.READ_ONLY, "\"" + path + "\" is in an immutable directory and was already written");
         }
