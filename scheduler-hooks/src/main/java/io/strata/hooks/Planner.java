@@ -110,6 +110,8 @@ public final class Planner implements AutoCloseable {
     private final Counter missed;
     private final MeterRegistry meters;
     private volatile boolean closed;
+    /** {@code strata.hooks.planner.step} per step, built once (the pass runs every 50 ms). */
+    private final Map<String, io.micrometer.core.instrument.Timer> stepTimers = new HashMap<>();
     private long lastRefresh;
     private boolean refreshing;
     private long lastEstimate;
@@ -377,9 +379,9 @@ public final class Planner implements AutoCloseable {
         try {
             body.run();
         } finally {
-            io.micrometer.core.instrument.Timer.builder("strata.hooks.planner.step")
+            stepTimers.computeIfAbsent(step, s -> io.micrometer.core.instrument.Timer.builder("strata.hooks.planner.step")
                     .description("time the planner's thread spent in a step that waits for another service (no fetch is sent meanwhile)")
-                    .tag("step", step).register(meters).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+                    .tag("step", s).register(meters)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
         }
     }
 
