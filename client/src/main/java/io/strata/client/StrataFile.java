@@ -357,9 +357,21 @@ public final class StrataFile implements AutoCloseable {
 
     /** The namespace's attributes as the open (or create) of this handle answered them. */
     private volatile io.strata.protocol.meta.InodeAttrs openedAttrs;
+    private volatile io.strata.protocol.meta.InodeAttrs createdIn;
 
-    void opened(io.strata.protocol.meta.InodeAttrs a) {
+    void opened(io.strata.protocol.meta.InodeAttrs a, io.strata.protocol.meta.InodeAttrs dir) {
         openedAttrs = a;
+        createdIn = dir;
+    }
+
+    /**
+     * For a handle opened with {@link OpenFlag#CREATE}: the directory the file was created (or
+     * found) in, as the namespace answered right after the create. A client that keeps directory
+     * attributes keeps these instead of asking again. Empty for other handles.
+     */
+    public java.util.Optional<FileStatus> dirAtCreate() {
+        io.strata.protocol.meta.InodeAttrs d = createdIn;
+        return d == null ? java.util.Optional.empty() : java.util.Optional.of(FileStatus.of(d));
     }
 
     /**

@@ -369,23 +369,32 @@ public final class StrataFileSystem implements AutoCloseable {
         return Futures.join(listAsync(path, false), core.config().metaTimeout().multipliedBy(4));
     }
 
-    /** Removes a file or symlink ({@code unlink}); IS_A_DIRECTORY for a directory. */
-    public CompletableFuture<Void> unlinkAsync(String path) {
+    /**
+     * Removes a file or symlink ({@code unlink}); IS_A_DIRECTORY for a directory. Answers the
+     * directory it was removed from, as the namespace answered right after the removal (its new
+     * times), so that a caller keeping directory attributes need not ask again.
+     */
+    public CompletableFuture<FileStatus> unlinkAsync(String path) {
         List<String> parts = PathNames.components(path);
         return core.inParent(caller, parts, (p, n) -> core.meta().unlinkAsync(caller, p, n, null))
-                .thenRun(() -> core.forget(PathNames.normalize(path)));
+                .thenApply(dir -> removed(path, dir));
     }
 
-    /** Removes an empty directory. */
-    public CompletableFuture<Void> rmdirAsync(String path) {
+    /** Removes an empty directory; answers its parent as {@link #unlinkAsync} does (one link fewer). */
+    public CompletableFuture<FileStatus> rmdirAsync(String path) {
         List<String> parts = PathNames.components(path);
         return core.inParent(caller, parts, (p, n) -> core.meta().rmdirAsync(caller, p, n, null))
-                .thenRun(() -> core.forget(PathNames.normalize(path)));
+                .thenApply(dir -> removed(path, dir));
+    }
+
+    private FileStatus removed(String path, InodeAttrs dir) {
+        core.forget(PathNames.normalize(path));
+        return FileStatus.of(dir);
     }
 
     /** Removes a file, symlink or empty directory. */
     public CompletableFuture<Void> deleteAsync(String path) {
-        return lookup(path).thenCompose(a -> a.isDirectory() ? rmdirAsync(path) : unlinkAsync(path));
+        return lookup(path).thenCompose(a -> a.isDirectory() ? rmdirAsync(path) : unlinkAsync(path)).thenRun(() -> { });
     }
 
     public void delete(String path) {
@@ -516,7 +525,7 @@ public final class StrataFileSystem implements AutoCloseable {
         FileState s = core.acquire(now);
         s.cached(o.cached());
         StrataFile h = new StrataFile(core, s, through, o.sessionId(), read, write);
-        h.opened(now);
+        h.opened(now, o.dir());
         if (!write || !truncate || (now.length() == 0 && now.chunkHighWater() == 0 && s.length() == 0)) {
             return CompletableFuture.completedFuture(h);
         }

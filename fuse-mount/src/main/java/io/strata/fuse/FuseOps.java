@@ -379,28 +379,68 @@ final class FuseOps {
         });
     }
 
-    /** This mount changed {@code path} (and so its parent directory's times or link count). */
+    /**
+     * A {@link #mutation} that is one call to the meta service answering the parent directory as
+     * it is right after the change: those attributes replace the parent's dropped ones (as NFSv3's
+     * post-operation directory attributes do), so the kernel's next walk through the directory
+     * does not look it up again. Kept only when no other change of this mount crossed the call.
+     */
+    private int dirChange(String op, String path, Callable<CompletableFuture<FileStatus>> change) {
+        long before = changes.get();
+        FileStatus[] dir = {null};
+        int r = mutation(op, path, () -> {
+            dir[0] = join(change.call(), metaBound);
+            return 0;
+        });
+        if (dir[0] != null) {
+            keepDir(parentOf(path), dir[0], before);
+        }
+        return r;
+    }
+
+    /**
+     * Keeps {@code st} as directory {@code dir}'s attributes, given by the answer to this mount's
+     * change begun when {@link #changes} stood at {@code before}: unless another change (or a
+     * fetch's invalidation) came between, which would make the answer older than what it dropped.
+     */
+    private void keepDir(String dir, FileStatus st, long before) {
+        if (dirAttrs == null || changes.get() != before + 1) {
+            return;
+        }
+        dirAttrs.put(dir, st);
+        if (changes.get() != before + 1) {
+            dirAttrs.invalidate(dir);
+        }
+    }
+
+    private static String parentOf(String path) {
+        int slash = path.lastIndexOf('/');
+        return slash <= 0 ? "/" : path.substring(0, slash);
+    }
+
+    /** This mount changed {@code path} (and so its parent directory's times or link count): {@link #changes} moves by one. */
     private void changed(String path) {
-        if (knownFiles != null) {
+        if (knownFiles != null || dirAttrs != null) {
             changes.incrementAndGet();
+        }
+        if (knownFiles != null) {
             knownFiles.asMap().keySet().removeIf(k -> k.path().equals(path));
         }
         if (dirAttrs != null) {
-            changes.incrementAndGet();
             dirAttrs.invalidate(path);
-            int slash = path.lastIndexOf('/');
-            dirAttrs.invalidate(slash <= 0 ? "/" : path.substring(0, slash));
+            dirAttrs.invalidate(parentOf(path));
         }
     }
 
     /** A change that may move whole subtrees (a rename): forget every directory. */
     private void changedTree() {
-        if (knownFiles != null) {
+        if (knownFiles != null || dirAttrs != null) {
             changes.incrementAndGet();
+        }
+        if (knownFiles != null) {
             knownFiles.invalidateAll();
         }
         if (dirAttrs != null) {
-            changes.incrementAndGet();
             dirAttrs.invalidateAll();
         }
     }
@@ -494,11 +534,11 @@ final class FuseOps {
     }
 
     int rmdir(Who w, String path) {
-        return metaChange("rmdir", path, () -> as(w).rmdirAsync(p(path)));
+        return dirChange("rmdir", path, () -> as(w).rmdirAsync(p(path)));
     }
 
     int unlink(Who w, String path) {
-        return metaChange("unlink", path, () -> as(w).unlinkAsync(p(path)));
+        return dirChange("unlink", path, () -> as(w).unlinkAsync(p(path)));
     }
 
     int rename(Who w, String oldpath, String newpath) {
@@ -588,7 +628,7 @@ final class FuseOps {
     }
 
     int create(Who w, String path, long mode, int flags, Opened out) {
-        return mutation("create", path, () -> {
+        return dirChange("create", path, () -> {
             Set<OpenFlag> of = EnumSet.of(OpenFlag.CREATE, OpenFlag.WRITE);
             if ((flags & O_ACCMODE) != O_WRONLY) {
                 of.add(OpenFlag.READ);
@@ -599,9 +639,10 @@ final class FuseOps {
             if ((flags & O_TRUNC) != 0) {
                 of.add(OpenFlag.TRUNCATE);
             }
-            long fh = register(join(as(w).openAsync(p(path), of, (int) (mode & 07777)), ioBound), flags, out);
+            StrataFile h = join(as(w).openAsync(p(path), of, (int) (mode & 07777)), ioBound);
+            long fh = register(h, flags, out);
             justCreated.add(fh);
-            return 0;
+            return CompletableFuture.completedFuture(h.dirAtCreate().orElse(null));
         });
     }
 

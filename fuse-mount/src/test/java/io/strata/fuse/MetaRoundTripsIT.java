@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * How many metadata round trips a small-file operation costs through a real mount, counted from
  * the mount's own RPC meters ({@code strata.rpc.calls} by message): a create of a missing name is
- * one negative Lookup (the kernel's) and one CreateOpen, with no Resolve and no GetAttr; an open
+ * one negative Lookup (the kernel's) and one CreateOpen, with no Resolve, no GetAttr and no
+ * lookup of its directory; an unlink is the kernel's Lookup of the name and one Remove; an open
  * of a file the kernel just looked up is one Open, no path walk. And what must not change for
  * it: close-to-open across clients (another client replaces a file the mount just looked up;
  * the mount's next open reads the new file).
@@ -69,6 +70,14 @@ class MetaRoundTripsIT {
         return out;
     }
 
+    /**
+     * Lookups of a path's directories the mount may make in {@code nanos}: each of {@code dirs}
+     * once per attribute timeout of its kept directory attributes (1 s), whatever the loop does.
+     */
+    static long refreshes(int dirs, long nanos) {
+        return dirs * (TimeUnit.NANOSECONDS.toSeconds(nanos) + 1);
+    }
+
     @Test
     void aSmallFileCreateIsOneNegativeLookupAndOneCreateOpen() throws Exception {
         Path d = Files.createDirectories(c.mnt.resolve("rt-create"));
@@ -76,17 +85,73 @@ class MetaRoundTripsIT {
         byte[] data = new byte[16 * 1024];
         int files = 20;
         Map<String, Long> before = calls();
+        long t0 = System.nanoTime();
         for (int i = 0; i < files; i++) {
             Files.write(d.resolve("f" + i), data);
         }
+        long took = System.nanoTime() - t0;
         Map<String, Long> sent = since(before);
-        assertThat(sent.getOrDefault("CreateOpen/OK", 0L)).as("%s", sent).isEqualTo(files);
+        assertThat(sent.getOrDefault("CreateOpenIn/OK", 0L)).as("%s", sent).isEqualTo(files);
         assertThat(sent.getOrDefault("Lookup/NOT_FOUND", 0L)).as("one negative lookup per create: %s", sent).isLessThanOrEqualTo(files);
+        // the create answers its directory's new attributes: the next walk does not look it up;
+        // what is left is the kernel's check of its permission to open the new file
+        assertThat(sent.getOrDefault("Lookup/OK", 0L)).as("one positive lookup per create, of the new file: %s in %d ms", sent,
+                took / 1_000_000).isLessThanOrEqualTo(files + refreshes(2, took));
         assertThat(sent.getOrDefault("Resolve/OK", 0L)).as("no path walk before a create: %s", sent).isZero();
         assertThat(sent.getOrDefault("GetAttr/OK", 0L)).as("the create's attributes answer libfuse's fgetattr: %s", sent).isZero();
         for (int i = 0; i < files; i++) {
             assertThat(Files.size(d.resolve("f" + i))).isEqualTo(data.length);
         }
+    }
+
+    @Test
+    void anUnlinkIsTheKernelsLookupOfTheNameAndOneRemove() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-unlink"));
+        int files = 20;
+        for (int i = 0; i < files; i++) {
+            Files.writeString(d.resolve("f" + i), "x");
+        }
+        Map<String, Long> before = calls();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < files; i++) {
+            Files.delete(d.resolve("f" + i));
+        }
+        long took = System.nanoTime() - t0;
+        Map<String, Long> sent = since(before);
+        assertThat(sent.getOrDefault("Remove/OK", 0L)).as("%s", sent).isEqualTo(files);
+        // the removal answers the directory's new attributes: the next walk does not look it up
+        assertThat(sent.getOrDefault("Lookup/OK", 0L)).as("one lookup per unlink, of the name: %s in %d ms", sent, took / 1_000_000)
+                .isLessThanOrEqualTo(files + refreshes(2, took));
+        try (var names = Files.list(d)) {
+            assertThat(names).isEmpty();
+        }
+    }
+
+    /** The directory attributes a change answered and the mount keeps are those any client reads right after. */
+    @Test
+    void theMountsOwnChangesShowInTheDirectorysAttributesAtOnce() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-dir"));
+        Files.createDirectories(d.resolve("sub"));
+        Files.writeString(d.resolve("f"), "x");
+        try (StrataFileSystem other = c.client("other3")) {
+            assertThat(Files.getAttribute(d, "unix:nlink")).isEqualTo(3);
+            Files.delete(d.resolve("f"));
+            assertSameTimes(d, other);
+            Files.delete(d.resolve("sub"));
+            assertThat(Files.getAttribute(d, "unix:nlink")).as("rmdir took the subdirectory's link").isEqualTo(2);
+            assertThat(other.stat("/rt-dir").nlink()).isEqualTo(2);
+            assertSameTimes(d, other);
+            Files.writeString(d.resolve("g"), "y");
+            assertSameTimes(d, other);
+        }
+    }
+
+    static void assertSameTimes(Path d, StrataFileSystem other) throws Exception {
+        var seen = other.stat("/" + d.getFileName());
+        assertThat(((java.nio.file.attribute.FileTime) Files.getAttribute(d, "unix:lastModifiedTime")).to(TimeUnit.NANOSECONDS))
+                .as("mtime through the mount").isEqualTo(seen.mtimeNanos());
+        assertThat(((java.nio.file.attribute.FileTime) Files.getAttribute(d, "unix:ctime")).to(TimeUnit.NANOSECONDS))
+                .as("ctime through the mount").isEqualTo(seen.ctimeNanos());
     }
 
     @Test

@@ -267,6 +267,11 @@ public final class MetaStore implements Meta, AutoCloseable {
         return Codec.inodeFrom(b);
     }
 
+    /** A directory's attributes from a removal's record; null from a record of a version that kept none (empty). */
+    private static InodeAttrs dirFrom(byte[] b) {
+        return b.length == 0 ? null : Codec.inodeFrom(b);
+    }
+
     private static Void none(byte[] b) {
         return null;
     }
@@ -333,13 +338,20 @@ public final class MetaStore implements Meta, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Void> unlinkAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return writeVoid("unlink", req, (t, ms) -> ops.unlink(t, c, parent, name, ms));
+    public CompletableFuture<InodeAttrs> unlinkAsync(Caller c, InodeId parent, String name, RequestId req) {
+        return orNow(c, parent, write("unlink", req, null, (t, id, ms) -> ops.unlink(t, c, parent, name, ms),
+                MetaStore::attrsBytes, MetaStore::dirFrom));
     }
 
     @Override
-    public CompletableFuture<Void> rmdirAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return writeVoid("rmdir", req, (t, ms) -> ops.rmdir(t, c, parent, name));
+    public CompletableFuture<InodeAttrs> rmdirAsync(Caller c, InodeId parent, String name, RequestId req) {
+        return orNow(c, parent, write("rmdir", req, null, (t, id, ms) -> ops.rmdir(t, c, parent, name),
+                MetaStore::attrsBytes, MetaStore::dirFrom));
+    }
+
+    /** {@code dir}'s attributes as {@code removal} answered them, or as they are now when its record kept none. */
+    private CompletableFuture<InodeAttrs> orNow(Caller c, InodeId dir, CompletableFuture<InodeAttrs> removal) {
+        return removal.thenCompose(a -> a != null ? CompletableFuture.completedFuture(a) : getattrAsync(c, dir));
     }
 
     @Override
@@ -366,7 +378,9 @@ public final class MetaStore implements Meta, AutoCloseable {
         long session = ctx.random().nextLong();
         return write("create-open", req, allocator::next,
                 (t, id, ms) -> ops.createOpen(t, c, parent, name, mode, exclusive, flags, clientId, session, id),
-                MetaStore::openedBytes, MetaStore::openedFrom);
+                MetaStore::openedBytes, MetaStore::openedFrom)
+                .thenCompose(o -> o.dir() != null ? CompletableFuture.completedFuture(o)
+                        : getattrAsync(c, parent).thenApply(d -> new OpenResult(o.sessionId(), o.attrs(), o.cached(), d)));
     }
 
     private static byte[] openedBytes(OpenResult r) {
@@ -375,6 +389,9 @@ public final class MetaStore implements Meta, AutoCloseable {
             b.writeLong(r.sessionId());
             Codec.writeInode(b, r.attrs());
             Cached.writeCopies(b, r.cached());
+            if (r.dir() != null) {
+                Codec.writeInode(b, r.dir());
+            }
             return ByteBufUtil.getBytes(b);
         } finally {
             b.release();
@@ -383,7 +400,8 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     private static OpenResult openedFrom(byte[] bytes) {
         ByteBuf b = Unpooled.wrappedBuffer(bytes);
-        return new OpenResult(Wire.readLong(b, "session"), Codec.readInode(b), Cached.readCopies(b));
+        return new OpenResult(Wire.readLong(b, "session"), Codec.readInode(b), Cached.readCopies(b),
+                b.isReadable() ? Codec.readInode(b) : null);
     }
 
     @Override

@@ -306,9 +306,11 @@ final class NamespaceOps {
 
     // ---- removal ---------------------------------------------------------------------------
 
-    void unlink(NsTx t, Caller c, InodeId parent, String name, long nowMillis) {
+    /** Removes {@code name}, a non-directory; answers {@code parent}'s attributes after. */
+    InodeAttrs unlink(NsTx t, Caller c, InodeId parent, String name, long nowMillis) {
         Names.check(name);
         InodeAttrs dir = t.requireDir(parent);
+        InodeAttrs before = t.attrs(parent);
         Permissions.check(c, dir, W | X, "unlink");
         NsTx.Dentry d = requireEntry(t, parent, name);
         InodeAttrs victim = t.requireInode(d.child());
@@ -320,11 +322,14 @@ final class NamespaceOps {
         t.clearDentry(parent, name);
         t.touchDir(parent);
         dropLink(t, victim, nowMillis);
+        return t.touched(before, 0);
     }
 
-    void rmdir(NsTx t, Caller c, InodeId parent, String name) {
+    /** Removes {@code name}, an empty directory; answers {@code parent}'s attributes after. */
+    InodeAttrs rmdir(NsTx t, Caller c, InodeId parent, String name) {
         Names.check(name);
         InodeAttrs dir = t.requireDir(parent);
+        InodeAttrs before = t.attrs(parent);
         Permissions.check(c, dir, W | X, "rmdir");
         NsTx.Dentry d = requireEntry(t, parent, name);
         InodeAttrs victim = t.requireInode(d.child());
@@ -342,6 +347,7 @@ final class NamespaceOps {
         t.countSubdir(dir, -1);
         t.deleteInode(victim.id());
         t.countInodes(-1);
+        return t.touched(before, -1);
     }
 
     private static NsTx.Dentry requireEntry(NsTx t, InodeId parent, String name) {
@@ -647,7 +653,9 @@ final class NamespaceOps {
                           long session, InodeId newId) {
         checkOpenFlags(flags);
         Created r = createFile(t, c, parent, name, mode, exclusive, newId);
-        return openSession(t, c, r.attrs(), flags, clientId, session, !r.created());
+        OpenResult o = openSession(t, c, r.attrs(), flags, clientId, session, !r.created());
+        InodeAttrs dir = t.attrs(parent); // with or without this transaction's touch: touched() takes the maximum
+        return new OpenResult(o.sessionId(), o.attrs(), o.cached(), r.created() ? t.touched(dir, 0) : dir);
     }
 
     /**

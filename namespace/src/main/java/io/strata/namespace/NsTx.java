@@ -81,6 +81,18 @@ final class NsTx {
         return linksFolded(a, subdirs);
     }
 
+    /**
+     * Directory {@code before} (as {@link #attrs} read it in this transaction) as it reads once
+     * this transaction's change to its entries is in: its times moved to now ({@link #touchDir}),
+     * {@code subdirDelta} more subdirectories counted. Reading before or after the
+     * {@link #touchDir} of the same transaction gives the same answer (a maximum); the
+     * subdirectory count must be read before it changes.
+     */
+    InodeAttrs touched(InodeAttrs before, int subdirDelta) {
+        InodeAttrs a = before.withTimes(before.atimeNanos(), Math.max(now, before.mtimeNanos()), Math.max(now, before.ctimeNanos()));
+        return countsSubdirs(a) && subdirDelta != 0 ? a.withLinkCount(a.nlink() + subdirDelta) : a;
+    }
+
     /** {@code a} as operations return it, for a record this transaction just wrote or read. */
     InodeAttrs withLinks(InodeAttrs a) {
         if (!countsSubdirs(a)) {

@@ -16,7 +16,10 @@ import io.strata.protocol.meta.MetaMessage.Attrs;
 import io.strata.protocol.meta.MetaMessage.Done;
 import io.strata.protocol.meta.MetaMessage.LinkTarget;
 import io.strata.protocol.meta.MetaMessage.Listing;
+import io.strata.protocol.meta.MetaMessage;
 import io.strata.protocol.meta.MetaMessage.Opened;
+import io.strata.protocol.meta.MetaMessage.OpenedIn;
+import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.MetaMessage.PolicyReply;
 import io.strata.protocol.meta.MetaMessage.StagingList;
 import io.strata.protocol.meta.MetaMessage.StagingReply;
@@ -73,11 +76,17 @@ public final class MetaService {
                 })
                 .handle(MetaMessages.UNLINK, r -> {
                     var m = r.message();
-                    return done(meta.unlinkAsync(who(r, m.caller()), m.parent(), m.name(), m.req()));
+                    return done(meta.unlinkAsync(who(r, m.caller()), m.parent(), m.name(), m.req()).thenRun(() -> { }));
                 })
                 .handle(MetaMessages.RMDIR, r -> {
                     var m = r.message();
-                    return done(meta.rmdirAsync(who(r, m.caller()), m.parent(), m.name(), m.req()));
+                    return done(meta.rmdirAsync(who(r, m.caller()), m.parent(), m.name(), m.req()).thenRun(() -> { }));
+                })
+                .handle(MetaMessages.REMOVE, r -> {
+                    var m = r.message();
+                    Caller who = who(r, m.caller());
+                    return attrs(m.directory() ? meta.rmdirAsync(who, m.parent(), m.name(), m.req())
+                            : meta.unlinkAsync(who, m.parent(), m.name(), m.req()));
                 })
                 .handle(MetaMessages.RENAME, r -> {
                     var m = r.message();
@@ -91,13 +100,11 @@ public final class MetaService {
                 .handle(MetaMessages.OPEN, r -> {
                     var m = r.message();
                     return meta.openAsync(who(r, m.caller()), m.inode(), m.flags(), m.clientId(), m.req())
-                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs(), o.cached())));
+                            .thenApply(o -> Reply.of(opened(o)));
                 })
-                .handle(MetaMessages.CREATE_OPEN, r -> {
-                    var m = r.message();
-                    return meta.createOpenAsync(who(r, m.caller()), m.parent(), m.name(), m.mode(), m.exclusive(), m.flags(), m.clientId(), m.req())
-                            .thenApply(o -> Reply.of(new Opened(o.sessionId(), o.attrs(), o.cached())));
-                })
+                .handle(MetaMessages.CREATE_OPEN, r -> createOpen(meta, r, r.message()).thenApply(o -> Reply.of(opened(o))))
+                .handle(MetaMessages.CREATE_OPEN_IN, r -> createOpen(meta, r, r.message().request())
+                        .thenApply(o -> Reply.of(new OpenedIn(opened(o), o.dir()))))
                 .handle(MetaMessages.CLOSE, r -> {
                     var m = r.message();
                     return attrs(meta.closeAsync(who(r, m.caller()), m.inode(), m.session(), m.writtenLength(), m.wrote(), m.contentCrc(), m.crcLength(), m.req()));
@@ -190,6 +197,14 @@ public final class MetaService {
 
     private static CompletableFuture<Reply> generations(CompletableFuture<List<Checkpoint.Generation>> f) {
         return f.thenApply(g -> Reply.of(new CkptReply(g, List.of(), false)));
+    }
+
+    private static CompletableFuture<OpenResult> createOpen(Meta meta, Request<?> r, MetaMessage.CreateOpen m) {
+        return meta.createOpenAsync(who(r, m.caller()), m.parent(), m.name(), m.mode(), m.exclusive(), m.flags(), m.clientId(), m.req());
+    }
+
+    private static Opened opened(OpenResult o) {
+        return new Opened(o.sessionId(), o.attrs(), o.cached());
     }
 
     private static CompletableFuture<Reply> attrs(CompletableFuture<io.strata.protocol.meta.InodeAttrs> f) {

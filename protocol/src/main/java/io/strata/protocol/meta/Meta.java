@@ -60,9 +60,11 @@ public interface Meta {
     /** A new name for a file or symlink (directories: NOT_PERMITTED). */
     CompletableFuture<InodeAttrs> linkAsync(Caller c, InodeId inode, InodeId newParent, String newName, RequestId req);
 
-    CompletableFuture<Void> unlinkAsync(Caller c, InodeId parent, String name, RequestId req);
+    /** Removes a non-directory's name; answers the directory's attributes after the removal. */
+    CompletableFuture<InodeAttrs> unlinkAsync(Caller c, InodeId parent, String name, RequestId req);
 
-    CompletableFuture<Void> rmdirAsync(Caller c, InodeId parent, String name, RequestId req);
+    /** Removes an empty directory; answers its parent's attributes after the removal. */
+    CompletableFuture<InodeAttrs> rmdirAsync(Caller c, InodeId parent, String name, RequestId req);
 
     /**
      * Moves {@code srcParent/srcName} to {@code dstParent/dstName} atomically, replacing a target
@@ -84,7 +86,8 @@ public interface Meta {
      * {@code exclusive}; IS_A_DIRECTORY when a directory has the name), then opens it with
      * {@code flags} as {@link #openAsync} does. Access is checked against the file's mode only
      * when it existed before: a file this call created is opened as asked whatever mode it was
-     * given (a file created with mode 0 is writable through the session that created it).
+     * given (a file created with mode 0 is writable through the session that created it). The
+     * result's {@link OpenResult#dir} is {@code parent} after the create.
      */
     CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
                                                   long clientId, RequestId req);

@@ -154,13 +154,13 @@ public final class MetaClient implements Meta {
     }
 
     @Override
-    public CompletableFuture<Void> unlinkAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return done(new MetaMessage.Unlink(c, parent, name, id(req)));
+    public CompletableFuture<InodeAttrs> unlinkAsync(Caller c, InodeId parent, String name, RequestId req) {
+        return attrs(new MetaMessage.Remove(c, parent, name, false, id(req)));
     }
 
     @Override
-    public CompletableFuture<Void> rmdirAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return done(new MetaMessage.Rmdir(c, parent, name, id(req)));
+    public CompletableFuture<InodeAttrs> rmdirAsync(Caller c, InodeId parent, String name, RequestId req) {
+        return attrs(new MetaMessage.Remove(c, parent, name, true, id(req)));
     }
 
     @Override
@@ -188,8 +188,9 @@ public final class MetaClient implements Meta {
     @Override
     public CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
                                                          long clientId, RequestId req) {
-        return call(new MetaMessage.CreateOpen(c, parent, name, mode, exclusive, flags, clientId, id(req)), MetaMessage.Opened.class)
-                .thenApply(o -> new OpenResult(o.session(), o.attrs(), o.cached()));
+        MetaMessage.CreateOpen m = new MetaMessage.CreateOpen(c, parent, name, mode, exclusive, flags, clientId, id(req));
+        return call(new MetaMessage.CreateOpenIn(m), MetaMessage.OpenedIn.class)
+                .thenApply(o -> new OpenResult(o.opened().session(), o.opened().attrs(), o.opened().cached(), o.dir()));
     }
 
     @Override

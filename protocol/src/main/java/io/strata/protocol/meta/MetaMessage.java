@@ -45,6 +45,14 @@ public sealed interface MetaMessage extends Message {
     record Rmdir(Caller caller, InodeId parent, String name, RequestId req) implements MetaMessage {
     }
 
+    /**
+     * unlink ({@code directory} false) or rmdir: {@link Unlink} or {@link Rmdir} answered with the
+     * directory's attributes after the removal ({@link Attrs}) instead of {@link Done}, so a
+     * client keeping directory attributes need not look the directory up again.
+     */
+    record Remove(Caller caller, InodeId parent, String name, boolean directory, RequestId req) implements MetaMessage {
+    }
+
     record Rename(Caller caller, InodeId srcParent, String srcName, InodeId dstParent, String dstName, boolean noReplace,
                   RequestId req) implements MetaMessage {
     }
@@ -110,6 +118,10 @@ public sealed interface MetaMessage extends Message {
     /** open(2) with O_CREAT: creates or finds a regular file and opens it, in one transaction. */
     record CreateOpen(Caller caller, InodeId parent, String name, int mode, boolean exclusive, int flags, long clientId,
                       RequestId req) implements MetaMessage {
+    }
+
+    /** {@code request} answered with {@link OpenedIn}: the session and the directory's attributes after the create. */
+    record CreateOpenIn(CreateOpen request) implements MetaMessage {
     }
 
     // ---- L2 staging (docs/internals/l2.md) ----
@@ -207,6 +219,10 @@ public sealed interface MetaMessage extends Message {
 
     /** {@code cached}: the file's prefetched L2 copies at its data version, or null. */
     record Opened(long session, InodeAttrs attrs, io.strata.core.tier.CachedCopies cached) implements MetaMessage {
+    }
+
+    /** {@link Opened}, and {@code dir}: the attributes of the directory the file was created or found in, after the create. */
+    record OpenedIn(Opened opened, InodeAttrs dir) implements MetaMessage {
     }
 
     record StatFsReply(long inodes, long bytes) implements MetaMessage {

@@ -12,6 +12,9 @@ import io.strata.protocol.meta.MetaMessage.CkptReply;
 import io.strata.protocol.meta.MetaMessage.Close;
 import io.strata.protocol.meta.MetaMessage.Create;
 import io.strata.protocol.meta.MetaMessage.CreateOpen;
+import io.strata.protocol.meta.MetaMessage.CreateOpenIn;
+import io.strata.protocol.meta.MetaMessage.OpenedIn;
+import io.strata.protocol.meta.MetaMessage.Remove;
 import io.strata.protocol.meta.MetaMessage.Done;
 import io.strata.protocol.meta.MetaMessage.Fsync;
 import io.strata.protocol.meta.MetaMessage.GetAttr;
@@ -265,6 +268,15 @@ public final class MetaMessages {
                 req(out, m.req());
             },
             in -> new Rmdir(caller(in), inode(in, "parent"), name(in), req(in)));
+    public static final MessageType<Remove> REMOVE = MessageType.of(335, Remove.class,
+            (m, out) -> {
+                caller(out, m.caller());
+                inode(out, m.parent());
+                Wire.writeString(out, m.name());
+                Wire.writeBool(out, m.directory());
+                req(out, m.req());
+            },
+            in -> new Remove(caller(in), inode(in, "parent"), name(in), Wire.readBool(in, "directory"), req(in)));
     public static final MessageType<Rename> RENAME = MessageType.of(311, Rename.class,
             (m, out) -> {
                 caller(out, m.caller());
@@ -461,6 +473,9 @@ public final class MetaMessages {
             },
             in -> new CreateOpen(caller(in), inode(in, "parent"), name(in), Wire.readInt(in, "mode"), Wire.readBool(in, "exclusive"),
                     Wire.readInt(in, "flags"), Wire.readLong(in, "client"), req(in)));
+    public static final MessageType<CreateOpenIn> CREATE_OPEN_IN = MessageType.of(336, CreateOpenIn.class,
+            (m, out) -> CREATE_OPEN.encode(m.request(), out),
+            in -> new CreateOpenIn(CREATE_OPEN.decode(in)));
     public static final MessageType<SetAttrsThrough> SET_ATTRS_THROUGH = MessageType.of(331, SetAttrsThrough.class,
             (m, out) -> {
                 caller(out, m.caller());
@@ -566,6 +581,12 @@ public final class MetaMessages {
                 Cached.writeCopies(out, m.cached());
             },
             in -> new Opened(Wire.readLong(in, "session"), Codec.readInode(in), Cached.readCopies(in)));
+    public static final MessageType<OpenedIn> OPENED_IN = MessageType.of(364, OpenedIn.class,
+            (m, out) -> {
+                OPENED.encode(m.opened(), out);
+                Codec.writeInode(out, m.dir());
+            },
+            in -> new OpenedIn(OPENED.decode(in), Codec.readInode(in)));
     public static final MessageType<StatFsReply> STAT_FS_REPLY = MessageType.of(355, StatFsReply.class,
             (m, out) -> {
                 out.writeLong(m.inodes());
@@ -695,7 +716,7 @@ public final class MetaMessages {
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
             STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH, CKPT, CKPT_REPLY, CACHE,
-            CACHE_REPLY, KEEP_ALIVE, LEASE_REPLY);
+            CACHE_REPLY, KEEP_ALIVE, LEASE_REPLY, REMOVE, CREATE_OPEN_IN, OPENED_IN);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
