@@ -386,14 +386,19 @@ final class FuseOps {
      * does not look it up again. Kept only when no other change of this mount crossed the call.
      */
     private int dirChange(String op, String path, Callable<CompletableFuture<FileStatus>> change) {
+        return dirChange(op, path, parentOf(path), change);
+    }
+
+    /** {@link #dirChange} answering the attributes of directory {@code dir} (the parent, or a new directory itself). */
+    private int dirChange(String op, String path, String dir, Callable<CompletableFuture<FileStatus>> change) {
         long before = changes.get();
-        FileStatus[] dir = {null};
+        FileStatus[] st = {null};
         int r = mutation(op, path, () -> {
-            dir[0] = join(change.call(), metaBound);
+            st[0] = join(change.call(), metaBound);
             return 0;
         });
-        if (dir[0] != null) {
-            keepDir(parentOf(path), dir[0], before);
+        if (st[0] != null) {
+            keepDir(dir, st[0], before);
         }
         return r;
     }
@@ -530,7 +535,9 @@ final class FuseOps {
     // ---- directories and names ----
 
     int mkdir(Who w, String path, long mode) {
-        return metaChange("mkdir", path, () -> as(w).mkdirAsync(p(path), (int) (mode & 07777)));
+        // the new directory's own attributes, as the mkdir answered them: the walk into it that
+        // usually follows (a create inside) does not look it up
+        return dirChange("mkdir", path, path, () -> as(w).mkdirAsync(p(path), (int) (mode & 07777)));
     }
 
     int rmdir(Who w, String path) {

@@ -127,6 +127,29 @@ class MetaRoundTripsIT {
         }
     }
 
+    @Test
+    void aCreateInADirectoryJustMadeDoesNotLookTheDirectoryUp() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-mkdir"));
+        Files.writeString(d.resolve("warm"), "x");
+        int dirs = 10;
+        Map<String, Long> before = calls();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < dirs; i++) {
+            Path sub = Files.createDirectory(d.resolve("sub" + i));
+            Files.writeString(sub.resolve("f"), "in " + i);
+        }
+        long took = System.nanoTime() - t0;
+        Map<String, Long> sent = since(before);
+        assertThat(sent.getOrDefault("Mkdir/OK", 0L)).as("%s", sent).isEqualTo(dirs);
+        // per directory: the parent, dropped by the mkdir, and the new file's permission check;
+        // the new directory's own attributes are the mkdir's answer
+        assertThat(sent.getOrDefault("Lookup/OK", 0L)).as("%s in %d ms", sent, took / 1_000_000)
+                .isLessThanOrEqualTo(2L * dirs + refreshes(2, took));
+        for (int i = 0; i < dirs; i++) {
+            assertThat(Files.readString(d.resolve("sub" + i).resolve("f"))).isEqualTo("in " + i);
+        }
+    }
+
     /** The directory attributes a change answered and the mount keeps are those any client reads right after. */
     @Test
     void theMountsOwnChangesShowInTheDirectorysAttributesAtOnce() throws Exception {
