@@ -324,8 +324,17 @@ public final class StrataFileSystem implements AutoCloseable {
     // ---- directories ----
 
     public CompletableFuture<FileStatus> mkdirAsync(String path, int mode) {
+        return mkdirInAsync(path, mode).thenApply(Made::entry);
+    }
+
+    /** {@link #mkdirAsync}, answering its parent directory after the change too. */
+    public CompletableFuture<Made> mkdirInAsync(String path, int mode) {
         List<String> parts = PathNames.components(path);
-        return core.inParent(caller, parts, (p, n) -> core.meta().mkdirAsync(caller, p, n, mode, null)).thenApply(FileStatus::of);
+        return core.inParent(caller, parts, (p, n) -> core.meta().mkdirInAsync(caller, p, n, mode, null)).thenApply(StrataFileSystem::made);
+    }
+
+    private static Made made(io.strata.protocol.meta.InDir m) {
+        return new Made(FileStatus.of(m.attrs()), FileStatus.of(m.dir()));
     }
 
     public FileStatus mkdir(String path, int mode) {
@@ -451,8 +460,13 @@ public final class StrataFileSystem implements AutoCloseable {
     // ---- links ----
 
     public CompletableFuture<FileStatus> symlinkAsync(String target, String linkPath) {
+        return symlinkInAsync(target, linkPath).thenApply(Made::entry);
+    }
+
+    /** {@link #symlinkAsync}, answering the link's directory after the change too. */
+    public CompletableFuture<Made> symlinkInAsync(String target, String linkPath) {
         List<String> parts = PathNames.components(linkPath);
-        return core.inParent(caller, parts, (p, n) -> core.meta().symlinkAsync(caller, p, n, target, null)).thenApply(FileStatus::of);
+        return core.inParent(caller, parts, (p, n) -> core.meta().symlinkInAsync(caller, p, n, target, null)).thenApply(StrataFileSystem::made);
     }
 
     public void symlink(String target, String linkPath) {

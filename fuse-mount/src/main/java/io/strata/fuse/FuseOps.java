@@ -28,8 +28,10 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -380,27 +382,28 @@ final class FuseOps {
     }
 
     /**
-     * A {@link #mutation} that is one call to the meta service answering the parent directory as
-     * it is right after the change: those attributes replace the parent's dropped ones (as NFSv3's
-     * post-operation directory attributes do), so the kernel's next walk through the directory
-     * does not look it up again. Kept only when no other change of this mount crossed the call.
+     * A {@link #mutation} that is one call to the meta service answering directories as they are
+     * right after the change, by path (the parent, and a new directory itself): those attributes
+     * replace the ones the change dropped (as NFSv3's post-operation directory attributes do), so
+     * the kernel's next walk through them does not look them up again. Kept only when no other
+     * change of this mount crossed the call.
      */
-    private int dirChange(String op, String path, Callable<CompletableFuture<FileStatus>> change) {
-        return dirChange(op, path, parentOf(path), change);
-    }
-
-    /** {@link #dirChange} answering the attributes of directory {@code dir} (the parent, or a new directory itself). */
-    private int dirChange(String op, String path, String dir, Callable<CompletableFuture<FileStatus>> change) {
+    private int dirChange(String op, String path, Callable<CompletableFuture<Map<String, FileStatus>>> change) {
         long before = changes.get();
-        FileStatus[] st = {null};
+        List<Map<String, FileStatus>> got = new ArrayList<>(1);
         int r = mutation(op, path, () -> {
-            st[0] = join(change.call(), metaBound);
+            got.add(join(change.call(), metaBound));
             return 0;
         });
-        if (st[0] != null) {
-            keepDir(dir, st[0], before);
+        if (!got.isEmpty()) {
+            got.get(0).forEach((dir, st) -> keepDir(dir, st, before));
         }
         return r;
+    }
+
+    /** The answer {@code dir} as the attributes of {@code path}'s parent, for {@link #dirChange}. */
+    private static Map<String, FileStatus> parentOf(String path, FileStatus dir) {
+        return dir == null ? Map.of() : Map.of(parentOf(path), dir);
     }
 
     /**
@@ -535,17 +538,18 @@ final class FuseOps {
     // ---- directories and names ----
 
     int mkdir(Who w, String path, long mode) {
-        // the new directory's own attributes, as the mkdir answered them: the walk into it that
-        // usually follows (a create inside) does not look it up
-        return dirChange("mkdir", path, path, () -> as(w).mkdirAsync(p(path), (int) (mode & 07777)));
+        // the new directory's own attributes too: the walk into it that usually follows (a
+        // create inside) does not look it up
+        return dirChange("mkdir", path, () -> as(w).mkdirInAsync(p(path), (int) (mode & 07777))
+                .thenApply(m -> Map.of(path, m.entry(), parentOf(path), m.dir())));
     }
 
     int rmdir(Who w, String path) {
-        return dirChange("rmdir", path, () -> as(w).rmdirAsync(p(path)));
+        return dirChange("rmdir", path, () -> as(w).rmdirAsync(p(path)).thenApply(d -> parentOf(path, d)));
     }
 
     int unlink(Who w, String path) {
-        return dirChange("unlink", path, () -> as(w).unlinkAsync(p(path)));
+        return dirChange("unlink", path, () -> as(w).unlinkAsync(p(path)).thenApply(d -> parentOf(path, d)));
     }
 
     int rename(Who w, String oldpath, String newpath) {
@@ -553,7 +557,8 @@ final class FuseOps {
     }
 
     int symlink(Who w, String target, String linkpath) {
-        return metaChange("symlink", linkpath, () -> as(w).symlinkAsync(target, p(linkpath)));
+        return dirChange("symlink", linkpath, () -> as(w).symlinkInAsync(target, p(linkpath))
+                .thenApply(m -> parentOf(linkpath, m.dir())));
     }
 
     int link(Who w, String oldpath, String newpath) {
@@ -649,7 +654,7 @@ final class FuseOps {
             StrataFile h = join(as(w).openAsync(p(path), of, (int) (mode & 07777)), ioBound);
             long fh = register(h, flags, out);
             justCreated.add(fh);
-            return CompletableFuture.completedFuture(h.dirAtCreate().orElse(null));
+            return CompletableFuture.completedFuture(parentOf(path, h.dirAtCreate().orElse(null)));
         });
     }
 

@@ -11,6 +11,7 @@ import io.strata.protocol.meta.Meta;
 import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.Cached;
 import io.strata.protocol.meta.PolicyInfo;
+import io.strata.protocol.meta.InDir;
 import io.strata.protocol.meta.RequestId;
 import io.strata.protocol.meta.SetAttr;
 import io.strata.protocol.meta.StatFs;
@@ -309,15 +310,30 @@ public final class MetaStore implements Meta, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<InodeAttrs> mkdirAsync(Caller c, InodeId parent, String name, int mode, RequestId req) {
-        return write("mkdir", req, allocator::next, (t, id, ms) -> ops.mkdir(t, c, parent, name, mode, id),
-                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    public CompletableFuture<InDir> mkdirInAsync(Caller c, InodeId parent, String name, int mode, RequestId req) {
+        return withDir(c, parent, write("mkdir", req, allocator::next, (t, id, ms) -> ops.mkdir(t, c, parent, name, mode, id),
+                MetaStore::inDirBytes, MetaStore::inDirFrom));
     }
 
     @Override
-    public CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
-        return write("symlink", req, allocator::next, (t, id, ms) -> ops.symlink(t, c, parent, name, target, id),
-                MetaStore::attrsBytes, MetaStore::attrsFrom);
+    public CompletableFuture<InDir> symlinkInAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
+        return withDir(c, parent, write("symlink", req, allocator::next, (t, id, ms) -> ops.symlink(t, c, parent, name, target, id),
+                MetaStore::inDirBytes, MetaStore::inDirFrom));
+    }
+
+    /** {@code made}, its directory read now when its record kept none (a record of a version before directories were kept). */
+    private CompletableFuture<InDir> withDir(Caller c, InodeId dir, CompletableFuture<InDir> made) {
+        return made.thenCompose(m -> m.dir() != null ? CompletableFuture.completedFuture(m)
+                : getattrAsync(c, dir).thenApply(d -> new InDir(m.attrs(), d)));
+    }
+
+    private static byte[] inDirBytes(InDir m) {
+        return Bytes.concat(Codec.inodeBytes(m.attrs()), Codec.inodeBytes(m.dir()));
+    }
+
+    private static InDir inDirFrom(byte[] bytes) {
+        ByteBuf b = Unpooled.wrappedBuffer(bytes);
+        return new InDir(Codec.readInode(b), b.isReadable() ? Codec.readInode(b) : null);
     }
 
     @Override

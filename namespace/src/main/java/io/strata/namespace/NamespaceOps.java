@@ -4,6 +4,7 @@ import io.strata.protocol.meta.Caller;
 import io.strata.protocol.meta.Codec;
 import io.strata.protocol.meta.DirEntry;
 import io.strata.protocol.meta.DirPage;
+import io.strata.protocol.meta.InDir;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.InodeType;
 import io.strata.protocol.meta.Layout;
@@ -239,26 +240,30 @@ final class NamespaceOps {
         return new Created(insert(t, parent, name, a), true);
     }
 
-    InodeAttrs mkdir(NsTx t, Caller c, InodeId parent, String name, int mode, InodeId newId) {
+    /** Makes directory {@code name}; answers it and {@code parent} after. */
+    InDir mkdir(NsTx t, Caller c, InodeId parent, String name, int mode, InodeId newId) {
         Names.checkMode(mode);
         InodeAttrs dir = parentForCreate(t, c, parent, name, "mkdir");
         requireFree(t, parent, name);
+        InodeAttrs before = t.attrs(parent); // before its subdirectory count moves
         int m = (dir.mode() & Permissions.SETGID) != 0 ? mode | Permissions.SETGID : mode;
         InodeAttrs a = new InodeAttrs(newId, InodeType.DIRECTORY, m, c.uid(), newGid(c, dir), NsTx.COUNTED_DIR_LINKS, 0, 1,
                 t.now, t.now, t.now, parent, name, "", null, Map.of(), 0, 0);
         t.countSubdir(dir, 1);
         CheckpointOps.madeDir(t, dir, a, t.now / 1_000_000);
-        return insert(t, parent, name, a);
+        return new InDir(insert(t, parent, name, a), t.touched(before, 1));
     }
 
-    InodeAttrs symlink(NsTx t, Caller c, InodeId parent, String name, String target, InodeId newId) {
+    /** Makes symlink {@code name}; answers it and {@code parent} after. */
+    InDir symlink(NsTx t, Caller c, InodeId parent, String name, String target, InodeId newId) {
         Names.checkSymlinkTarget(target);
         InodeAttrs dir = parentForCreate(t, c, parent, name, "symlink");
         requireFree(t, parent, name);
         InodeAttrs a = new InodeAttrs(newId, InodeType.SYMLINK, 0777, c.uid(), newGid(c, dir), 1,
                 target.getBytes(java.nio.charset.StandardCharsets.UTF_8).length, 1, t.now, t.now, t.now, null, "", target,
                 null, Map.of(), 0, 0);
-        return insert(t, parent, name, a);
+        InodeAttrs before = t.attrs(parent);
+        return new InDir(insert(t, parent, name, a), t.touched(before, 0));
     }
 
     /**

@@ -3,6 +3,7 @@ package io.strata.namespace;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.InDir;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.OpenFlags;
 import io.strata.protocol.meta.OpenResult;
@@ -12,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * unlink, rmdir and create-open answer the directory they changed exactly as a getattr right
+ * unlink, rmdir, create-open, mkdir and symlink answer the directory they changed exactly as a getattr right
  * after reads it (times moved on, link count, a later explicit time kept), so that a client may
  * keep that answer in place of the attributes its change made stale.
  */
@@ -40,6 +41,16 @@ class DirAfterChangeTest extends MetaFixture {
         OpenResult found = join(meta.createOpenAsync(Caller.ROOT, d.id(), "c", 0644, false, OpenFlags.READ, 7, req()));
         assertThat(found.dir()).as("found, not created: the directory unchanged").isEqualTo(made.dir()).isEqualTo(stat(d.id()));
 
+        InDir sub = join(meta.mkdirInAsync(Caller.ROOT, d.id(), "sub3", 0755, req()));
+        assertThat(sub.dir().nlink()).as("a subdirectory more").isEqualTo(4);
+        assertThat(sub.dir()).isEqualTo(stat(d.id()));
+        assertThat(sub.attrs()).isEqualTo(stat(sub.attrs().id()));
+        assertThat(sub.dir().mtimeNanos()).isGreaterThan(made.dir().mtimeNanos());
+
+        InDir link = join(meta.symlinkInAsync(Caller.ROOT, d.id(), "l", "sub3", req()));
+        assertThat(link.dir()).isEqualTo(stat(d.id()));
+        assertThat(link.dir().mtimeNanos()).isGreaterThan(sub.dir().mtimeNanos());
+
         long ahead = System.currentTimeMillis() * 1_000_000 + TimeUnit.HOURS.toNanos(1);
         join(meta.setattrAsync(Caller.ROOT, d.id(), SetAttr.times(null, ahead), req()));
         InodeAttrs kept = join(meta.unlinkAsync(Caller.ROOT, d.id(), "b", req()));
@@ -62,6 +73,10 @@ class DirAfterChangeTest extends MetaFixture {
         OpenResult again = join(meta.createOpenAsync(Caller.ROOT, d.id(), "n", 0644, true, OpenFlags.WRITE, 7, o));
         assertThat(again.dir()).isEqualTo(made.dir());
         assertThat(again.sessionId()).isEqualTo(made.sessionId());
+
+        RequestId mk = req();
+        InDir first1 = join(meta.mkdirInAsync(Caller.ROOT, d.id(), "m", 0755, mk));
+        assertThat(join(meta.mkdirInAsync(Caller.ROOT, d.id(), "m", 0755, mk))).isEqualTo(first1);
 
         RequestId rm = req();
         InodeAttrs gone = join(meta.rmdirAsync(Caller.ROOT, d.id(), "s", rm));

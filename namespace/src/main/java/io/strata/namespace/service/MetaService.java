@@ -64,6 +64,14 @@ public final class MetaService {
                     var m = r.message();
                     return attrs(meta.symlinkAsync(who(r, m.caller()), m.parent(), m.name(), m.target(), m.req()));
                 })
+                .handle(MetaMessages.MKDIR_IN, r -> {
+                    var m = r.message().request();
+                    return inDir(meta.mkdirInAsync(who(r, m.caller()), m.parent(), m.name(), m.mode(), m.req()));
+                })
+                .handle(MetaMessages.SYMLINK_IN, r -> {
+                    var m = r.message().request();
+                    return inDir(meta.symlinkInAsync(who(r, m.caller()), m.parent(), m.name(), m.target(), m.req()));
+                })
                 .handle(MetaMessages.MKNOD, r -> {
                     var m = r.message();
                     return attrs(meta.mknodAsync(who(r, m.caller()), m.parent(), m.name(), m.type(), m.mode(), m.rdev(), m.req()));
@@ -201,6 +209,10 @@ public final class MetaService {
 
     private static CompletableFuture<OpenResult> createOpen(Meta meta, Request<?> r, MetaMessage.CreateOpen m) {
         return meta.createOpenAsync(who(r, m.caller()), m.parent(), m.name(), m.mode(), m.exclusive(), m.flags(), m.clientId(), m.req());
+    }
+
+    private static CompletableFuture<Reply> inDir(CompletableFuture<io.strata.protocol.meta.InDir> f) {
+        return f.thenApply(m -> Reply.of(new MetaMessage.AttrsIn(m.attrs(), m.dir())));
     }
 
     private static Opened opened(OpenResult o) {

@@ -41,9 +41,19 @@ public interface Meta {
      */
     CompletableFuture<InodeAttrs> createAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, RequestId req);
 
-    CompletableFuture<InodeAttrs> mkdirAsync(Caller c, InodeId parent, String name, int mode, RequestId req);
+    /** Makes directory {@code name}; answers it and {@code parent} after the change. */
+    CompletableFuture<InDir> mkdirInAsync(Caller c, InodeId parent, String name, int mode, RequestId req);
 
-    CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req);
+    default CompletableFuture<InodeAttrs> mkdirAsync(Caller c, InodeId parent, String name, int mode, RequestId req) {
+        return mkdirInAsync(c, parent, name, mode, req).thenApply(InDir::attrs);
+    }
+
+    /** Makes symlink {@code name} to {@code target}; answers it and {@code parent} after the change. */
+    CompletableFuture<InDir> symlinkInAsync(Caller c, InodeId parent, String name, String target, RequestId req);
+
+    default CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
+        return symlinkInAsync(c, parent, name, target, req).thenApply(InDir::attrs);
+    }
 
     CompletableFuture<String> readlinkAsync(Caller c, InodeId inode);
 

@@ -128,13 +128,17 @@ public final class MetaClient implements Meta {
     }
 
     @Override
-    public CompletableFuture<InodeAttrs> mkdirAsync(Caller c, InodeId parent, String name, int mode, RequestId req) {
-        return attrs(new MetaMessage.Mkdir(c, parent, name, mode, id(req)));
+    public CompletableFuture<InDir> mkdirInAsync(Caller c, InodeId parent, String name, int mode, RequestId req) {
+        return inDir(new MetaMessage.MkdirIn(new MetaMessage.Mkdir(c, parent, name, mode, id(req))));
     }
 
     @Override
-    public CompletableFuture<InodeAttrs> symlinkAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
-        return attrs(new MetaMessage.Symlink(c, parent, name, target, id(req)));
+    public CompletableFuture<InDir> symlinkInAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
+        return inDir(new MetaMessage.SymlinkIn(new MetaMessage.Symlink(c, parent, name, target, id(req))));
+    }
+
+    private CompletableFuture<InDir> inDir(Message m) {
+        return call(m, MetaMessage.AttrsIn.class).thenApply(a -> new InDir(a.attrs(), a.dir()));
     }
 
     @Override

@@ -120,6 +120,14 @@ public sealed interface MetaMessage extends Message {
                       RequestId req) implements MetaMessage {
     }
 
+    /** {@code request} answered with {@link AttrsIn}: the new directory and its parent after the change. */
+    record MkdirIn(Mkdir request) implements MetaMessage {
+    }
+
+    /** {@code request} answered with {@link AttrsIn}: the new symlink and its directory after the change. */
+    record SymlinkIn(Symlink request) implements MetaMessage {
+    }
+
     /** {@code request} answered with {@link OpenedIn}: the session and the directory's attributes after the create. */
     record CreateOpenIn(CreateOpen request) implements MetaMessage {
     }
@@ -219,6 +227,10 @@ public sealed interface MetaMessage extends Message {
 
     /** {@code cached}: the file's prefetched L2 copies at its data version, or null. */
     record Opened(long session, InodeAttrs attrs, io.strata.core.tier.CachedCopies cached) implements MetaMessage {
+    }
+
+    /** A new entry's attributes and its directory's after the change ({@link InDir}). */
+    record AttrsIn(InodeAttrs attrs, InodeAttrs dir) implements MetaMessage {
     }
 
     /** {@link Opened}, and {@code dir}: the attributes of the directory the file was created or found in, after the create. */

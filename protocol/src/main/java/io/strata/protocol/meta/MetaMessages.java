@@ -12,7 +12,10 @@ import io.strata.protocol.meta.MetaMessage.CkptReply;
 import io.strata.protocol.meta.MetaMessage.Close;
 import io.strata.protocol.meta.MetaMessage.Create;
 import io.strata.protocol.meta.MetaMessage.CreateOpen;
+import io.strata.protocol.meta.MetaMessage.AttrsIn;
 import io.strata.protocol.meta.MetaMessage.CreateOpenIn;
+import io.strata.protocol.meta.MetaMessage.MkdirIn;
+import io.strata.protocol.meta.MetaMessage.SymlinkIn;
 import io.strata.protocol.meta.MetaMessage.OpenedIn;
 import io.strata.protocol.meta.MetaMessage.Remove;
 import io.strata.protocol.meta.MetaMessage.Done;
@@ -237,6 +240,12 @@ public final class MetaMessages {
                 req(out, m.req());
             },
             in -> new Symlink(caller(in), inode(in, "parent"), name(in), Wire.readString(in, MAX_PATH, "target"), req(in)));
+    public static final MessageType<MkdirIn> MKDIR_IN = MessageType.of(337, MkdirIn.class,
+            (m, out) -> MKDIR.encode(m.request(), out),
+            in -> new MkdirIn(MKDIR.decode(in)));
+    public static final MessageType<SymlinkIn> SYMLINK_IN = MessageType.of(338, SymlinkIn.class,
+            (m, out) -> SYMLINK.encode(m.request(), out),
+            in -> new SymlinkIn(SYMLINK.decode(in)));
     public static final MessageType<ReadLink> READ_LINK = MessageType.of(307, ReadLink.class,
             (m, out) -> {
                 caller(out, m.caller());
@@ -581,6 +590,12 @@ public final class MetaMessages {
                 Cached.writeCopies(out, m.cached());
             },
             in -> new Opened(Wire.readLong(in, "session"), Codec.readInode(in), Cached.readCopies(in)));
+    public static final MessageType<AttrsIn> ATTRS_IN = MessageType.of(365, AttrsIn.class,
+            (m, out) -> {
+                Codec.writeInode(out, m.attrs());
+                Codec.writeInode(out, m.dir());
+            },
+            in -> new AttrsIn(Codec.readInode(in), Codec.readInode(in)));
     public static final MessageType<OpenedIn> OPENED_IN = MessageType.of(364, OpenedIn.class,
             (m, out) -> {
                 OPENED.encode(m.opened(), out);
@@ -716,7 +731,7 @@ public final class MetaMessages {
             REMOVE_XATTR, POLICY_GET, POLICY_SET, ATTRS, DONE, LINK_TARGET, LISTING, OPENED, STAT_FS_REPLY, XATTR_VALUE,
             XATTR_NAMES, POLICY_REPLY, STAGE_OPEN, GET_STAGING, STAGE_PUBLISH, DRAIN_REPORT, STAGE_LOST, LIST_STAGING,
             STAGING_REPLY, STAGING_LIST, MKNOD, CREATE_OPEN, SET_ATTRS_THROUGH, CKPT, CKPT_REPLY, CACHE,
-            CACHE_REPLY, KEEP_ALIVE, LEASE_REPLY, REMOVE, CREATE_OPEN_IN, OPENED_IN);
+            CACHE_REPLY, KEEP_ALIVE, LEASE_REPLY, REMOVE, CREATE_OPEN_IN, OPENED_IN, MKDIR_IN, SYMLINK_IN, ATTRS_IN);
 
     /** What a meta service speaks: the core messages (ping) and the meta messages. */
     public static final Protocol PROTOCOL = Protocol.of(CoreMessages.TYPES, TYPES);
