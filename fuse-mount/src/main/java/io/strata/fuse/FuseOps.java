@@ -145,8 +145,9 @@ final class FuseOps {
      * 20 getattrs per deleted file. File attributes are never kept here: under close-to-open a
      * stat after another client's close must see its size. As with NFS's directory attribute
      * cache and MooseFS's, a directory another client changed shows its new mode, owner, times
-     * (or that it is gone) up to that timeout later; this mount's own changes drop the entries
-     * they touch at once. Keyed by path alone: the kernel checks search permission on every
+     * (or that it is gone) up to that timeout later; this mount's own changes replace the entries
+     * they touch with the directories their answers carry ({@link #dirChange}), or drop them,
+     * at once. Keyed by path alone: the kernel checks search permission on every
      * parent before it asks for a path's attributes.
      */
     private final Cache<String, FileStatus> dirAttrs;
@@ -360,16 +361,12 @@ final class FuseOps {
         });
     }
 
-    /** {@link #call}, then forgets the cached attributes {@code path}'s change touched (every directory for a null path: a rename). */
+    /** {@link #call}, then forgets the cached attributes {@code path}'s change touched. */
     private int mutation(String op, String path, Callable<Integer> body) {
         try {
             return call(op, body);
         } finally {
-            if (path == null) {
-                changedTree();
-            } else {
-                changed(path);
-            }
+            changed(path);
         }
     }
 
@@ -440,17 +437,29 @@ final class FuseOps {
         }
     }
 
-    /** A change that may move whole subtrees (a rename): forget every directory. */
-    private void changedTree() {
-        if (knownFiles != null || dirAttrs != null) {
-            changes.incrementAndGet();
+    /**
+     * This mount renamed {@code from} to {@code to}: what the rename moved or replaced is at or
+     * under those two paths (a directory takes its subtree along), and it changed the entries of
+     * their parents. Only those are forgotten; other directories did not change.
+     */
+    private void renamed(String from, String to) {
+        if (knownFiles == null && dirAttrs == null) {
+            return;
         }
+        changes.incrementAndGet();
+        java.util.function.Predicate<String> moved = p -> atOrUnder(p, from) || atOrUnder(p, to);
         if (knownFiles != null) {
-            knownFiles.invalidateAll();
+            knownFiles.asMap().keySet().removeIf(k -> moved.test(k.path()));
         }
         if (dirAttrs != null) {
-            dirAttrs.invalidateAll();
+            dirAttrs.asMap().keySet().removeIf(moved);
+            dirAttrs.invalidate(parentOf(from));
+            dirAttrs.invalidate(parentOf(to));
         }
+    }
+
+    private static boolean atOrUnder(String path, String dir) {
+        return path.equals(dir) || (path.startsWith(dir) && path.charAt(dir.length()) == '/');
     }
 
     int access(Who w, String path) {
@@ -553,7 +562,16 @@ final class FuseOps {
     }
 
     int rename(Who w, String oldpath, String newpath) {
-        return metaChange("rename", null, () -> as(w).renameAsync(p(oldpath), p(newpath)));
+        try {
+            return call("rename", () -> {
+                join(as(w).renameAsync(p(oldpath), p(newpath)), metaBound);
+                return 0;
+            });
+        } finally {
+            if (oldpath != null && newpath != null) {
+                renamed(oldpath, newpath);
+            }
+        }
     }
 
     int symlink(Who w, String target, String linkpath) {

@@ -150,6 +150,49 @@ class MetaRoundTripsIT {
         }
     }
 
+    @Test
+    void aRenameForgetsOnlyWhatItMovedAndTheTwoParents() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-rename/a/b"));
+        int files = 10;
+        for (int i = 0; i < files; i++) {
+            Files.writeString(d.resolve("f" + i), "x");
+        }
+        Map<String, Long> before = calls();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < files; i++) {
+            Files.move(d.resolve("f" + i), d.resolve("g" + i));
+        }
+        long took = System.nanoTime() - t0;
+        Map<String, Long> sent = since(before);
+        assertThat(sent.getOrDefault("Rename/OK", 0L)).as("%s", sent).isEqualTo(files);
+        // per rename: the kernel's lookup of the name and of the directory the last rename
+        // changed; "/", rt-rename and a stay known (the rename dropped every directory before)
+        assertThat(sent.getOrDefault("Lookup/OK", 0L)).as("%s in %d ms", sent, took / 1_000_000)
+                .isLessThanOrEqualTo(2L * files + refreshes(4, took));
+    }
+
+    @Test
+    void aRenamedDirectoryIsSeenAtItsNewPlaceAtOnceWithItsSubtree() throws Exception {
+        Path top = Files.createDirectories(c.mnt.resolve("rt-mvdir"));
+        Path x = Files.createDirectories(top.resolve("x"));
+        Path deep = Files.createDirectories(top.resolve("a/b/c"));
+        Files.writeString(deep.resolve("f"), "deep");
+        assertThat(Files.isDirectory(deep)).isTrue(); // the mount knows a, a/b and a/b/c now
+        assertThat(Files.getAttribute(top.resolve("a"), "unix:nlink")).isEqualTo(3);
+        Files.move(top.resolve("a/b"), top.resolve("a/b2"));
+        assertThat(Files.exists(deep)).as("gone from its old place").isFalse();
+        assertThat(Files.readString(top.resolve("a/b2/c/f"))).isEqualTo("deep");
+        Files.move(top.resolve("a/b2"), x.resolve("b2"));
+        assertThat(Files.getAttribute(top.resolve("a"), "unix:nlink")).as("a lost its subdirectory").isEqualTo(2);
+        assertThat(Files.getAttribute(x, "unix:nlink")).as("x gained one").isEqualTo(3);
+        assertThat(Files.readString(x.resolve("b2/c/f"))).isEqualTo("deep");
+        assertThat(Files.exists(top.resolve("a/b2/c"))).isFalse();
+        try (StrataFileSystem other = c.client("other4")) {
+            assertSameTimes(top.resolve("a"), other, "/rt-mvdir/a");
+            assertSameTimes(x, other, "/rt-mvdir/x");
+        }
+    }
+
     /** The directory attributes a change answered and the mount keeps are those any client reads right after. */
     @Test
     void theMountsOwnChangesShowInTheDirectorysAttributesAtOnce() throws Exception {
@@ -175,7 +218,11 @@ class MetaRoundTripsIT {
     }
 
     static void assertSameTimes(Path d, StrataFileSystem other) throws Exception {
-        var seen = other.stat("/" + d.getFileName());
+        assertSameTimes(d, other, "/" + d.getFileName());
+    }
+
+    static void assertSameTimes(Path d, StrataFileSystem other, String path) throws Exception {
+        var seen = other.stat(path);
         assertThat(((java.nio.file.attribute.FileTime) Files.getAttribute(d, "unix:lastModifiedTime")).to(TimeUnit.NANOSECONDS))
                 .as("mtime through the mount").isEqualTo(seen.mtimeNanos());
         assertThat(((java.nio.file.attribute.FileTime) Files.getAttribute(d, "unix:ctime")).to(TimeUnit.NANOSECONDS))

@@ -312,19 +312,23 @@ public final class MetaStore implements Meta, AutoCloseable {
     @Override
     public CompletableFuture<InDir> mkdirInAsync(Caller c, InodeId parent, String name, int mode, RequestId req) {
         return withDir(c, parent, write("mkdir", req, allocator::next, (t, id, ms) -> ops.mkdir(t, c, parent, name, mode, id),
-                MetaStore::inDirBytes, MetaStore::inDirFrom));
+                MetaStore::inDirBytes, MetaStore::inDirFrom), InDir::dir, (m, d) -> new InDir(m.attrs(), d));
     }
 
     @Override
     public CompletableFuture<InDir> symlinkInAsync(Caller c, InodeId parent, String name, String target, RequestId req) {
         return withDir(c, parent, write("symlink", req, allocator::next, (t, id, ms) -> ops.symlink(t, c, parent, name, target, id),
-                MetaStore::inDirBytes, MetaStore::inDirFrom));
+                MetaStore::inDirBytes, MetaStore::inDirFrom), InDir::dir, (m, d) -> new InDir(m.attrs(), d));
     }
 
-    /** {@code made}, its directory read now when its record kept none (a record of a version before directories were kept). */
-    private CompletableFuture<InDir> withDir(Caller c, InodeId dir, CompletableFuture<InDir> made) {
-        return made.thenCompose(m -> m.dir() != null ? CompletableFuture.completedFuture(m)
-                : getattrAsync(c, dir).thenApply(d -> new InDir(m.attrs(), d)));
+    /**
+     * {@code change}'s answer, with directory {@code parent} read now when its {@code dir} is
+     * missing: a retry answered from a record written before changes kept their directory.
+     */
+    private <T> CompletableFuture<T> withDir(Caller c, InodeId parent, CompletableFuture<T> change, Function<T, InodeAttrs> dir,
+                                             java.util.function.BiFunction<T, InodeAttrs, T> with) {
+        return change.thenCompose(r -> dir.apply(r) != null ? CompletableFuture.completedFuture(r)
+                : getattrAsync(c, parent).thenApply(d -> with.apply(r, d)));
     }
 
     private static byte[] inDirBytes(InDir m) {
@@ -355,19 +359,14 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<InodeAttrs> unlinkAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return orNow(c, parent, write("unlink", req, null, (t, id, ms) -> ops.unlink(t, c, parent, name, ms),
-                MetaStore::attrsBytes, MetaStore::dirFrom));
+        return withDir(c, parent, write("unlink", req, null, (t, id, ms) -> ops.unlink(t, c, parent, name, ms),
+                MetaStore::attrsBytes, MetaStore::dirFrom), a -> a, (a, d) -> d);
     }
 
     @Override
     public CompletableFuture<InodeAttrs> rmdirAsync(Caller c, InodeId parent, String name, RequestId req) {
-        return orNow(c, parent, write("rmdir", req, null, (t, id, ms) -> ops.rmdir(t, c, parent, name),
-                MetaStore::attrsBytes, MetaStore::dirFrom));
-    }
-
-    /** {@code dir}'s attributes as {@code removal} answered them, or as they are now when its record kept none. */
-    private CompletableFuture<InodeAttrs> orNow(Caller c, InodeId dir, CompletableFuture<InodeAttrs> removal) {
-        return removal.thenCompose(a -> a != null ? CompletableFuture.completedFuture(a) : getattrAsync(c, dir));
+        return withDir(c, parent, write("rmdir", req, null, (t, id, ms) -> ops.rmdir(t, c, parent, name),
+                MetaStore::attrsBytes, MetaStore::dirFrom), a -> a, (a, d) -> d);
     }
 
     @Override
@@ -392,11 +391,10 @@ public final class MetaStore implements Meta, AutoCloseable {
     public CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
                                                          long clientId, RequestId req) {
         long session = ctx.random().nextLong();
-        return write("create-open", req, allocator::next,
+        return withDir(c, parent, write("create-open", req, allocator::next,
                 (t, id, ms) -> ops.createOpen(t, c, parent, name, mode, exclusive, flags, clientId, session, id),
-                MetaStore::openedBytes, MetaStore::openedFrom)
-                .thenCompose(o -> o.dir() != null ? CompletableFuture.completedFuture(o)
-                        : getattrAsync(c, parent).thenApply(d -> new OpenResult(o.sessionId(), o.attrs(), o.cached(), d)));
+                MetaStore::openedBytes, MetaStore::openedFrom),
+                OpenResult::dir, (o, d) -> new OpenResult(o.sessionId(), o.attrs(), o.cached(), d));
     }
 
     private static byte[] openedBytes(OpenResult r) {

@@ -2,7 +2,9 @@ package io.strata.namespace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.strata.namespace.kv.Bytes;
 import io.strata.protocol.meta.Caller;
+import io.strata.protocol.meta.Codec;
 import io.strata.protocol.meta.InDir;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.OpenFlags;
@@ -81,5 +83,26 @@ class DirAfterChangeTest extends MetaFixture {
         RequestId rm = req();
         InodeAttrs gone = join(meta.rmdirAsync(Caller.ROOT, d.id(), "s", rm));
         assertThat(join(meta.rmdirAsync(Caller.ROOT, d.id(), "s", rm))).isEqualTo(gone);
+    }
+
+    @Test
+    void aRetryAnsweredFromARecordThatKeptNoDirectoryReadsTheDirectoryThen() {
+        InodeAttrs d = mkdir(ROOT, "d");
+        create(d.id(), "a");
+        RequestId r = req();
+        RequestId m = req();
+        InodeAttrs made = mkdir(d.id(), "old");
+        // records as the version before wrote them: an unlink's held nothing, a mkdir's the new directory only
+        kv.run(tx -> {
+            tx.set(KeySpace.idempotency(r), Bytes.le64(System.currentTimeMillis()));
+            tx.set(KeySpace.idempotency(m), Bytes.concat(Bytes.le64(System.currentTimeMillis()), Codec.inodeBytes(made)));
+            return null;
+        });
+        assertThat(join(meta.unlinkAsync(Caller.ROOT, d.id(), "a", r))).isEqualTo(stat(d.id()));
+        assertThat(stat(d.id()).nlink()).isEqualTo(3);
+        assertThat(lookup(d.id(), "a")).as("the record answered: nothing was removed").isNotNull();
+        InDir again = join(meta.mkdirInAsync(Caller.ROOT, d.id(), "old", 0755, m));
+        assertThat(again.attrs()).isEqualTo(made);
+        assertThat(again.dir()).isEqualTo(stat(d.id()));
     }
 }
