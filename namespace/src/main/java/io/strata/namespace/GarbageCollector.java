@@ -31,8 +31,12 @@ import org.slf4j.LoggerFactory;
  * <p>Each pass runs on the collector's own thread (one thread, one pass at a time). It reads the GC queue in batches of {@link #BATCH}; for each entry older than
  * {@code delay} it asks the {@link ChunkReclaimer} which chunks the file has (a cost that
  * follows the chunks that exist: a 1 PB sparse file with three chunks costs three removals,
- * not 10^9), removes them with at most {@link #REMOVALS_IN_FLIGHT} in flight and at most
- * {@code chunksPerSecond} started per second, and {@link #FILES_IN_FLIGHT} files at once. Once
+ * not 10^9), removes them with at most {@link #REMOVALS_IN_FLIGHT} in flight and
+ * {@link #FILES_IN_FLIGHT} files at once, paced by {@link Pace}: at most
+ * {@code chunksPerSecond} started per second while clients leave the namespace alone, and
+ * {@code busyChunksPerSecond} while they change it (each removal is a chained write with a
+ * commit on every replica, on the disks the clients' own commits wait for), except for a file
+ * due longer than {@code busyMaxWait}, which goes at the full pace whatever the load. Once
  * a batch's files are freed their queue entries are cleared in one transaction (a crash in
  * between only repeats a harmless reclaim). It also drops idempotency records older than
  * {@code idempotencyTtl}.
@@ -63,10 +67,13 @@ final class GarbageCollector {
     private final Duration idempotencyTtl;
     private final LongSupplier nowMillis;
     private final ScheduledExecutorService timer;
-    private final RateLimiter rate;
+    private final Pace pace;
     private final Counter reclaimed;
     private final Counter failed;
     private final Counter chunks;
+    private final Counter busyChunks;
+    /** Queued entries the last pass left (not due yet, or failed). */
+    private final AtomicLong backlog = new AtomicLong();
     private final Counter trimmed;
     private final Counter trimFailed;
 
@@ -74,18 +81,22 @@ final class GarbageCollector {
      * Passes run on the caller's thread (the collector's own, see {@link MetaStore}); {@code timer}
      * starts a removal that had to wait for the rate limit (a short task: it only sends a request).
      */
-    GarbageCollector(Transactor tr, ChunkReclaimer reclaimer, Duration delay, Duration idempotencyTtl, long chunksPerSecond,
-                     StrataClock clock, LongSupplier nowMillis, ScheduledExecutorService timer, MeterRegistry meters) {
+    GarbageCollector(Transactor tr, ChunkReclaimer reclaimer, Duration delay, Duration idempotencyTtl, Pace pace,
+                     LongSupplier nowMillis, ScheduledExecutorService timer, MeterRegistry meters) {
         this.tr = tr;
         this.reclaimer = reclaimer;
         this.delay = delay;
         this.idempotencyTtl = idempotencyTtl;
         this.nowMillis = nowMillis;
         this.timer = timer;
-        this.rate = new RateLimiter(clock, chunksPerSecond);
+        this.pace = pace;
         this.reclaimed = Counter.builder("strata.meta.gc.files").tag("result", "reclaimed").register(meters);
         this.failed = Counter.builder("strata.meta.gc.files").tag("result", "failed").register(meters);
         this.chunks = Counter.builder("strata.meta.gc.chunks").description("chunks removed by the collector").register(meters);
+        this.busyChunks = Counter.builder("strata.meta.gc.busy.chunks")
+                .description("chunks removed at the busy pace (clients were changing the namespace)").register(meters);
+        io.micrometer.core.instrument.Gauge.builder("strata.meta.gc.backlog", backlog, AtomicLong::get)
+                .description("deleted files whose chunks the last pass left queued (not due yet, or failed)").register(meters);
         this.trimmed = Counter.builder("strata.meta.trims").tag("result", "trimmed")
                 .description("files cut back to their length after a writer died").register(meters);
         this.trimFailed = Counter.builder("strata.meta.trims").tag("result", "failed").register(meters);
@@ -179,10 +190,10 @@ final class GarbageCollector {
             CompletableFuture<Void> head = CompletableFuture.completedFuture(null);
             int skip = 0;
             if (rest > 0 && existing.length > 0 && existing[0] == first) {
-                head = paced(() -> reclaimer.truncateAsync(t.inode(), t.layout(), first, rest).thenRun(touched::incrementAndGet));
+                head = paced(0, () -> reclaimer.truncateAsync(t.inode(), t.layout(), first, rest).thenRun(touched::incrementAndGet));
                 skip = 1;
             }
-            CompletableFuture<Void> tail = Futures.bounded(skip, existing.length, REMOVALS_IN_FLIGHT, i -> paced(() ->
+            CompletableFuture<Void> tail = Futures.bounded(skip, existing.length, REMOVALS_IN_FLIGHT, i -> paced(0, () ->
                     reclaimer.removeAsync(t.inode(), t.layout(), existing[(int) i]).thenRun(() -> {
                         touched.incrementAndGet();
                         chunks.increment();
@@ -199,11 +210,13 @@ final class GarbageCollector {
 
     private int reclaimQueued() {
         int freed = 0;
+        long seen = 0;
         byte[] p = KeySpace.GC_QUEUE.prefix();
         byte[] from = p;
         while (true) {
             byte[] start = from;
             List<KeyValue> batch = tr.run(tx -> tx.snapshot().getRange(start, Bytes.strinc(p), BATCH));
+            seen += batch.size();
             List<NsTx.GcEntry> due = new ArrayList<>();
             List<byte[]> keys = new ArrayList<>();
             for (KeyValue kv : batch) {
@@ -248,6 +261,7 @@ final class GarbageCollector {
             }
             from = Bytes.keyAfter(batch.get(batch.size() - 1).key());
         }
+        backlog.set(seen - freed);
         return freed;
     }
 
@@ -255,7 +269,8 @@ final class GarbageCollector {
     private CompletableFuture<Long> free(NsTx.GcEntry e) {
         return reclaimer.chunksAsync(e.inode(), e.layout()).thenCompose(indexes -> {
             AtomicLong removed = new AtomicLong();
-            return Futures.bounded(0, indexes.length, REMOVALS_IN_FLIGHT, i -> paced(() ->
+            long due = e.enqueuedMillis() + delay.toMillis();
+            return Futures.bounded(0, indexes.length, REMOVALS_IN_FLIGHT, i -> paced(due, () ->
                     reclaimer.removeAsync(e.inode(), e.layout(), indexes[(int) i]).thenRun(() -> {
                         removed.incrementAndGet();
                         chunks.increment();
@@ -263,8 +278,15 @@ final class GarbageCollector {
         });
     }
 
-    /** Starts {@code task} once the rate limit allows one more removal. */
-    private CompletableFuture<Void> paced(java.util.function.Supplier<CompletableFuture<Void>> task) {
+    /**
+     * Starts {@code task}, a removal for a file due since {@code dueMillis} (a trim:
+     * 0: due since the epoch, never held back), once its pace allows one more.
+     */
+    private CompletableFuture<Void> paced(long dueMillis, java.util.function.Supplier<CompletableFuture<Void>> task) {
+        RateLimiter rate = pace.limiter(nowMillis.getAsLong() - dueMillis);
+        if (rate == pace.busy) {
+            busyChunks.increment();
+        }
         long wait = rate.reserve(1);
         if (wait <= 0) {
             return task.get();
@@ -308,6 +330,30 @@ final class GarbageCollector {
             tx.clearRange(KeySpace.IDEMPOTENCY.prefix(), end);
             return null;
         });
+    }
+
+    /**
+     * How fast the collector removes chunks: {@code idle} while clients leave the namespace
+     * alone, {@code busy} while {@code changing} says they change it, except for a file due for
+     * {@code busyMaxWait} or longer (a backlog no load may hold back for longer).
+     */
+    static final class Pace {
+        final RateLimiter idle;
+        final RateLimiter busy;
+        private final long busyMaxWaitMillis;
+        private final java.util.function.BooleanSupplier changing;
+
+        Pace(StrataClock clock, long chunksPerSecond, long busyChunksPerSecond, Duration busyMaxWait,
+             java.util.function.BooleanSupplier changing) {
+            this.idle = new RateLimiter(clock, chunksPerSecond);
+            this.busy = new RateLimiter(clock, busyChunksPerSecond);
+            this.busyMaxWaitMillis = busyMaxWait.toMillis();
+            this.changing = changing;
+        }
+
+        RateLimiter limiter(long dueForMillis) {
+            return dueForMillis < busyMaxWaitMillis && changing.getAsBoolean() ? busy : idle;
+        }
     }
 
     /** Entries waiting in the GC queue (tests, metrics). */

@@ -67,19 +67,26 @@ public final class MetaStore implements Meta, AutoCloseable {
      * @param inodeBatch      inode ids reserved per allocator transaction
      * @param gcInterval      pause between two collector passes (zero: no pass by itself)
      * @param gcDelay         how long a deleted file's chunks wait before they are freed
-     * @param gcChunksPerSecond most chunk removals the collector starts per second
+     * @param gcChunksPerSecond most chunk removals the collector starts per second while clients leave the namespace alone
      * @param idempotencyTtl  how long a request id's result is kept for retries
      * @param basePolicy      the policy of the root when it sets nothing
      * @param sessionLease    how long a client's open sessions outlive its last keep-alive (or their open)
+     * @param gcBusyChunksPerSecond most chunk removals the collector starts per second while clients
+     *                        change the namespace (a change in the last {@link #BUSY_WINDOW})
+     * @param gcBusyMaxWait   a file due this long is freed at the full rate however busy the service is
      */
     public record Options(int workers, int inodeBatch, Duration gcInterval, Duration gcDelay, long gcChunksPerSecond,
-                          Duration idempotencyTtl, Policy basePolicy, RetryPolicy retry, Duration sessionLease) {
+                          Duration idempotencyTtl, Policy basePolicy, RetryPolicy retry, Duration sessionLease,
+                          long gcBusyChunksPerSecond, Duration gcBusyMaxWait) {
         public static final Options DEFAULTS = new Options(8, 1024, Duration.ofSeconds(1), Duration.ZERO, 2000,
-                Duration.ofMinutes(30), Policy.DEFAULT, RetryPolicy.DEFAULT, Duration.ofSeconds(60));
+                Duration.ofMinutes(30), Policy.DEFAULT, RetryPolicy.DEFAULT, Duration.ofSeconds(60), 5, Duration.ofSeconds(60));
 
         public Options {
-            if (workers < 1 || inodeBatch < 1 || gcChunksPerSecond < 1) {
-                throw new IllegalArgumentException("workers, inode batch and the collector's rate must be positive");
+            if (workers < 1 || inodeBatch < 1 || gcChunksPerSecond < 1 || gcBusyChunksPerSecond < 1) {
+                throw new IllegalArgumentException("workers, inode batch and the collector's rates must be positive");
+            }
+            if (gcBusyMaxWait.isNegative()) {
+                throw new IllegalArgumentException("the collector's busy wait must not be negative, got " + gcBusyMaxWait);
             }
             if (sessionLease.toMillis() < 1) {
                 throw new IllegalArgumentException("the session lease must be positive, got " + sessionLease);
@@ -87,19 +94,28 @@ public final class MetaStore implements Meta, AutoCloseable {
         }
 
         public Options withWorkers(int n) {
-            return new Options(n, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease);
+            return new Options(n, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease,
+                    gcBusyChunksPerSecond, gcBusyMaxWait);
         }
 
         public Options withGc(Duration interval, Duration delay) {
-            return new Options(workers, inodeBatch, interval, delay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease);
+            return new Options(workers, inodeBatch, interval, delay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease,
+                    gcBusyChunksPerSecond, gcBusyMaxWait);
         }
 
+        /** The same rate whether or not clients are changing the namespace. */
         public Options withGcRate(long chunksPerSecond) {
-            return new Options(workers, inodeBatch, gcInterval, gcDelay, chunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease);
+            return withGcPace(chunksPerSecond, chunksPerSecond, gcBusyMaxWait);
+        }
+
+        public Options withGcPace(long chunksPerSecond, long busyChunksPerSecond, Duration busyMaxWait) {
+            return new Options(workers, inodeBatch, gcInterval, gcDelay, chunksPerSecond, idempotencyTtl, basePolicy, retry, sessionLease,
+                    busyChunksPerSecond, busyMaxWait);
         }
 
         public Options withSessionLease(Duration lease) {
-            return new Options(workers, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, lease);
+            return new Options(workers, inodeBatch, gcInterval, gcDelay, gcChunksPerSecond, idempotencyTtl, basePolicy, retry, lease,
+                    gcBusyChunksPerSecond, gcBusyMaxWait);
         }
 
         /**
@@ -129,6 +145,10 @@ public final class MetaStore implements Meta, AutoCloseable {
     /** Whether deleted files' chunks and dead writers' bytes can be removed here (a data tier is wired). */
     private final boolean gcHasReclaimer;
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    /** When the last change by a client started ({@code clock.nanoTime()}); the collector slows down after one. */
+    private final java.util.concurrent.atomic.AtomicLong lastChange = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+    /** How long after a client's change the collector keeps the busy pace. */
+    public static final Duration BUSY_WINDOW = Duration.ofSeconds(1);
 
     /**
      * @param reclaimer frees deleted files' chunks; null keeps them queued (no data tier wired:
@@ -153,8 +173,10 @@ public final class MetaStore implements Meta, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.gc = new GarbageCollector(tr, reclaimer, options.gcDelay(), options.idempotencyTtl(), options.gcChunksPerSecond(),
-                ctx.clock(), this::nowMillis, ctx.scheduler(), meters);
+        GarbageCollector.Pace pace = new GarbageCollector.Pace(ctx.clock(), options.gcChunksPerSecond(),
+                options.gcBusyChunksPerSecond(), options.gcBusyMaxWait(), this::changing);
+        this.gc = new GarbageCollector(tr, reclaimer, options.gcDelay(), options.idempotencyTtl(), pace, this::nowMillis,
+                ctx.scheduler(), meters);
         this.keeper = new CheckpointKeeper(tr, ops, this::nowMillis, this::nowNanos, meters);
         this.pruner = new SessionPruner(tr, ops, options.sessionLease(), reclaimer != null, this::nowMillis, meters);
         bootstrap();
@@ -212,6 +234,15 @@ public final class MetaStore implements Meta, AutoCloseable {
         });
     }
 
+    /** The session pruner's own change (not a client's: it does not slow the collector). */
+    private static final String PRUNE = "prune-sessions";
+
+    /** Whether a client changed the namespace within the last {@link #BUSY_WINDOW}. */
+    private boolean changing() {
+        long last = lastChange.get();
+        return last != Long.MIN_VALUE && ctx.clock().nanoTime() - last < BUSY_WINDOW.toNanos();
+    }
+
     private <T> CompletableFuture<T> read(String op, Function<NsTx, T> body) {
         long t0 = ctx.clock().nanoTime();
         return timed(op, tr.runAsync(tx -> body.apply(new NsTx(tx, true, nowNanos()))), t0);
@@ -221,6 +252,9 @@ public final class MetaStore implements Meta, AutoCloseable {
     private <T> CompletableFuture<T> write(String op, RequestId req, java.util.function.Supplier<InodeId> newId,
                                            BodyWithId<T> body, Function<T, byte[]> enc, Function<byte[], T> dec) {
         long t0 = ctx.clock().nanoTime();
+        if (!op.equals(PRUNE)) {
+            lastChange.set(t0);
+        }
         RequestId id = req != null ? req : RequestId.create(nowMillis(), ctx.random());
         // the new inode's id is taken once, by the first attempt, before its snapshot opens
         InodeId[] fresh = {null};
@@ -453,7 +487,7 @@ public final class MetaStore implements Meta, AutoCloseable {
      */
     public CompletableFuture<Integer> pruneSessionsAsync(long clientId) {
         boolean trim = gcHasReclaimer;
-        return write("prune-sessions", null, null, (t, id, ms) -> ops.pruneSessions(t, clientId, ms, 10_000, trim),
+        return write(PRUNE, null, null, (t, id, ms) -> ops.pruneSessions(t, clientId, ms, 10_000, trim),
                 n -> Bytes.le64(n), b -> (int) Bytes.readLe64(b));
     }
 

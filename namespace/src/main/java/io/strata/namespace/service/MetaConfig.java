@@ -27,6 +27,8 @@ import java.time.Duration;
  * gc-interval = "1s"           # collector period
  * gc-delay = "0s"              # wait before freeing a deleted file's chunks
  * gc-chunks-per-second = 2000  # most chunk removals the collector starts per second
+ * gc-busy-chunks-per-second = 5 # the same while clients change the namespace (a change in the last second)
+ * gc-busy-max-wait = "60s"     # a file due this long is freed at the full rate however busy
  * idempotency-ttl = "30m"      # how long retries of a request find its result
  * session-lease = "60s"        # a client silent this long has its open sessions ended
  * [meta.lmdb]
@@ -58,6 +60,8 @@ public record MetaConfig(NodeConfig node, String backend, MetaStore.Options opti
         Duration gcInterval = m.duration("gc-interval", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1));
         Duration gcDelay = m.duration("gc-delay", Duration.ZERO, Duration.ZERO, Duration.ofDays(30));
         long gcRate = m.integer("gc-chunks-per-second", 2000, 1, 1_000_000);
+        long gcBusyRate = m.integer("gc-busy-chunks-per-second", 5, 1, 1_000_000);
+        Duration gcBusyMaxWait = m.duration("gc-busy-max-wait", Duration.ofSeconds(60), Duration.ZERO, Duration.ofDays(30));
         Duration ttl = m.duration("idempotency-ttl", Duration.ofMinutes(30), Duration.ofSeconds(1), Duration.ofDays(7));
         Duration lease = m.duration("session-lease", Duration.ofSeconds(60), Duration.ofMillis(100), Duration.ofDays(1));
         ConfigNode l = m.section("lmdb");
@@ -74,8 +78,12 @@ public record MetaConfig(NodeConfig node, String backend, MetaStore.Options opti
         } else if (clusterFile == null) {
             throw new ConfigException(f.path() + ".cluster-file", "is required when meta.backend = \"fdb\"");
         }
+        if (gcBusyRate > gcRate) {
+            throw new ConfigException(m.path() + ".gc-busy-chunks-per-second", "is " + gcBusyRate
+                    + ", above gc-chunks-per-second (" + gcRate + "): the busy pace is the slower one");
+        }
         MetaStore.Options options = new MetaStore.Options(workers, batch, gcInterval, gcDelay, gcRate, ttl, Policy.DEFAULT,
-                RetryPolicy.DEFAULT, lease);
+                RetryPolicy.DEFAULT, lease, gcBusyRate, gcBusyMaxWait);
         return new MetaConfig(node, backend, options, lmdbPath, mapSize, sync, clusterFile, prefix, tables);
     }
 

@@ -31,6 +31,8 @@ class MetaConfigTest {
         assertThat(c.lmdbPath()).isEqualTo(Path.of("/var/lib/strata/m1/meta"));
         assertThat(c.lmdbSync()).isTrue();
         assertThat(c.options().workers()).isEqualTo(8);
+        assertThat(c.options().gcBusyChunksPerSecond()).isEqualTo(5);
+        assertThat(c.options().gcBusyMaxWait()).isEqualTo(java.time.Duration.ofSeconds(60));
         assertThat(c.chainTables().latest(2)).hasValueSatisfying(t -> assertThat(t.version()).isEqualTo(2));
     }
 
@@ -45,5 +47,10 @@ class MetaConfigTest {
                 .hasMessageContaining("meta.chain-tables[0]");
         assertThatThrownBy(() -> parse("[node]\ndata = \"/x\"\n[meta]\ngc-intervall = \"1s\"")).hasMessageContaining("meta.gc-intervall");
         assertThat(parse("[meta]\nbackend = \"fdb\"\n[meta.fdb]\ncluster-file = \"/etc/fdb.cluster\"").fdbPrefix()).isEqualTo("strata/");
+        assertThatThrownBy(() -> parse("[node]\ndata = \"/x\"\n[meta]\ngc-chunks-per-second = 100\ngc-busy-chunks-per-second = 500"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("meta.gc-busy-chunks-per-second")
+                .hasMessageContaining("above gc-chunks-per-second (100)");
+        assertThatThrownBy(() -> parse("[node]\ndata = \"/x\"\n[meta]\ngc-busy-max-wait = \"-1s\""))
+                .hasMessageContaining("meta.gc-busy-max-wait");
     }
 }
