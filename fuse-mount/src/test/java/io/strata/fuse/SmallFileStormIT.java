@@ -2,6 +2,8 @@ package io.strata.fuse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.strata.core.util.Eventually;
+import io.strata.core.util.Futures;
 import io.strata.testing.Seeded;
 import io.strata.testing.Slow;
 import java.io.IOException;
@@ -11,6 +13,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -112,6 +115,9 @@ class SmallFileStormIT {
                 assertThat(s.toList()).as("directory d%d after the delete phase", d).isEmpty();
             }
         }
+        // the collector keeps a slow pace while the storm's changes go on and catches up once they end
+        Eventually.await("the collector frees every deleted file's chunks after the storm", Duration.ofSeconds(180),
+                () -> Futures.join(c.cluster.meta().meta().gcQueueLengthAsync(), Duration.ofSeconds(30)) == 0);
     }
 
     /** ftruncate/12.t: truncate to 999,999,999,999,999 bytes and unlink; the mount keeps answering at once. */
