@@ -13,7 +13,6 @@ import io.strata.core.util.Futures;
 import io.strata.core.util.Eventually;
 import java.time.Duration;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import org.junit.jupiter.api.Test;
 
 /** Unlinked files stay readable while open; afterwards the collector frees every chunk. Counted. */
@@ -22,11 +21,7 @@ class GarbageCollectorTest extends MetaFixture {
 
     @Override
     ChunkReclaimer reclaimer() {
-        try {
-            chunks = new ChunkDir(tmp.resolve("chunks"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        chunks = chunkDir();
         return chunks;
     }
 

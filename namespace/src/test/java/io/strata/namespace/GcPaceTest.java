@@ -8,7 +8,6 @@ import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.OpenFlags;
 import io.strata.protocol.meta.OpenResult;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -27,11 +26,7 @@ class GcPaceTest extends MetaFixture {
 
     @Override
     ChunkReclaimer reclaimer() {
-        try {
-            chunks = new ChunkDir(tmp.resolve("chunks"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        chunks = chunkDir();
         return chunks;
     }
 

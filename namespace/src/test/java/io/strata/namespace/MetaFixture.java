@@ -51,6 +51,15 @@ abstract class MetaFixture {
         return ChunkReclaimer.NONE;
     }
 
+    /** A directory of chunk files to count (a fixture whose {@link #reclaimer} frees real chunks). */
+    ChunkDir chunkDir() {
+        try {
+            return new ChunkDir(tmp.resolve("chunks"));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     MetaStore.Options options() {
         return MetaStore.Options.DEFAULTS.withGc(Duration.ZERO, Duration.ZERO);
     }
