@@ -248,6 +248,26 @@ public final class MetaStore implements Meta, AutoCloseable {
         return timed(op, tr.runAsync(tx -> body.apply(new NsTx(tx, true, nowNanos()))), t0);
     }
 
+    /**
+     * A {@link #read} of a few keys (a lookup, a getattr, a path walk): on the calling thread
+     * when the store {@linkplain KvStore#readsInline reads inline}, so that a stat costs the
+     * service no hand-off to a worker and back, and never queues behind the changes waiting for
+     * a worker; elsewhere as {@link #read}.
+     */
+    private <T> CompletableFuture<T> shortRead(String op, Function<NsTx, T> body) {
+        if (!store.readsInline()) {
+            return read(op, body);
+        }
+        long t0 = ctx.clock().nanoTime();
+        CompletableFuture<T> f;
+        try {
+            f = CompletableFuture.completedFuture(tr.run(tx -> body.apply(new NsTx(tx, true, nowNanos()))));
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return timed(op, f, t0);
+    }
+
     /** A read-write operation, applied once per request id. */
     private <T> CompletableFuture<T> write(String op, RequestId req, java.util.function.Supplier<InodeId> newId,
                                            BodyWithId<T> body, Function<T, byte[]> enc, Function<byte[], T> dec) {
@@ -319,17 +339,17 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<InodeAttrs> lookupAsync(Caller c, InodeId parent, String name) {
-        return read("lookup", t -> ops.lookup(t, c, parent, name));
+        return shortRead("lookup", t -> ops.lookup(t, c, parent, name));
     }
 
     @Override
     public CompletableFuture<InodeAttrs> getattrAsync(Caller c, InodeId inode) {
-        return read("getattr", t -> t.attrs(inode));
+        return shortRead("getattr", t -> t.attrs(inode));
     }
 
     @Override
     public CompletableFuture<InodeAttrs> resolveAsync(Caller c, String path) {
-        return read("resolve", t -> ops.resolve(t, c, path));
+        return shortRead("resolve", t -> ops.resolve(t, c, path));
     }
 
     @Override

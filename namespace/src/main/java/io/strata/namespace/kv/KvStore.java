@@ -19,6 +19,14 @@ public interface KvStore extends AutoCloseable {
     KvTransaction begin();
 
     /**
+     * Whether a short read-only transaction is cheap enough to run on the thread that asks (a
+     * network event loop): no network round trip, no wait for a lock. False by default.
+     */
+    default boolean readsInline() {
+        return false;
+    }
+
+    /**
      * Runs {@code body} in a transaction on the calling thread, retrying with the default policy
      * on the system clock (tools and tests; services use their node's {@link Transactor}).
      */

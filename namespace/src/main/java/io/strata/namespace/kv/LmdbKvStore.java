@@ -138,6 +138,12 @@ public final class LmdbKvStore implements KvStore {
         return "lmdb";
     }
 
+    /** A read is a few page lookups in this process's memory map (a cold page costs a disk read). */
+    @Override
+    public boolean readsInline() {
+        return true;
+    }
+
     public Path dir() {
         return dir;
     }
