@@ -94,7 +94,7 @@ final class GarbageCollector {
         this.failed = Counter.builder("strata.meta.gc.files").tag("result", "failed").register(meters);
         this.chunks = Counter.builder("strata.meta.gc.chunks").description("chunks removed by the collector").register(meters);
         this.busyChunks = Counter.builder("strata.meta.gc.busy.chunks")
-                .description("chunks removed at the busy pace (clients were changing the namespace)").register(meters);
+                .description("chunk removals started at the busy pace (clients were changing the namespace)").register(meters);
         io.micrometer.core.instrument.Gauge.builder("strata.meta.gc.backlog", backlog, AtomicLong::get)
                 .description("deleted files whose chunks the last pass left queued (not due yet, or failed)").register(meters);
         this.trimmed = Counter.builder("strata.meta.trims").tag("result", "trimmed")
@@ -280,17 +280,28 @@ final class GarbageCollector {
 
     /**
      * Starts {@code task}, a removal for a file due since {@code dueMillis} (a trim:
-     * 0: due since the epoch, never held back), once its pace allows one more.
+     * 0: due since the epoch, never held back), once its pace allows one more. The busy pace
+     * books no slot more than {@link Pace#RECHECK} ahead: a removal that finds none that soon
+     * asks again then, so that once the clients stop, what is left goes at the full pace instead
+     * of waiting out slots booked while they were busy.
      */
     private CompletableFuture<Void> paced(long dueMillis, java.util.function.Supplier<CompletableFuture<Void>> task) {
         RateLimiter rate = pace.limiter(nowMillis.getAsLong() - dueMillis);
+        long wait;
         if (rate == pace.busy) {
+            wait = rate.reserveWithin(1, Pace.RECHECK.toNanos());
+            if (wait < 0) {
+                return later(Pace.RECHECK.toNanos(), () -> paced(dueMillis, task));
+            }
             busyChunks.increment();
+        } else {
+            wait = rate.reserve(1);
         }
-        long wait = rate.reserve(1);
-        if (wait <= 0) {
-            return task.get();
-        }
+        return wait <= 0 ? task.get() : later(wait, task);
+    }
+
+    /** Starts {@code task} on the timer after {@code nanos}; completes as the future it returns does. */
+    private CompletableFuture<Void> later(long nanos, java.util.function.Supplier<CompletableFuture<Void>> task) {
         CompletableFuture<Void> started = new CompletableFuture<>();
         try {
             timer.schedule(() -> {
@@ -307,7 +318,7 @@ final class GarbageCollector {
                         started.complete(null);
                     }
                 });
-            }, wait, TimeUnit.NANOSECONDS);
+            }, nanos, TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             started.completeExceptionally(new StrataException(io.strata.core.Status.CANCELLED, "the collector is stopping"));
         }
@@ -338,6 +349,8 @@ final class GarbageCollector {
      * {@code busyMaxWait} or longer (a backlog no load may hold back for longer).
      */
     static final class Pace {
+        /** The furthest ahead the busy pace books a removal; one that finds no slot that soon asks again after it. */
+        static final Duration RECHECK = Duration.ofSeconds(1);
         final RateLimiter idle;
         final RateLimiter busy;
         private final long busyMaxWaitMillis;

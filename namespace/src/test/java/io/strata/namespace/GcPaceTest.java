@@ -104,6 +104,30 @@ class GcPaceTest extends MetaFixture {
         assertThat(busyChunks()).isGreaterThanOrEqualTo(removedWhileBusy);
     }
 
+    /**
+     * Removals in flight while clients were busy do not hold slots of the busy pace far ahead:
+     * two files of 100 chunks, 32 removals in flight at 1 chunk/s, would otherwise wait half a
+     * minute after the clients stopped.
+     */
+    @Test
+    void whatWaitedAtTheBusyPaceGoesAtTheFullOneOnceClientsStop() throws Exception {
+        pace(1000, 1, Duration.ofMinutes(10));
+        InodeAttrs a = deleted("gen-1");
+        InodeAttrs b = deleted("gen-2");
+        CompletableFuture<Integer> pass;
+        try (Changer c = new Changer()) {
+            sleep(100);
+            pass = meta.collectGarbageAsync();
+            sleep(2000);
+        }
+        long t0 = System.nanoTime();
+        assertThat(Futures.join(pass, Duration.ofSeconds(60))).isEqualTo(2);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertThat(chunks.count(a.id()) + chunks.count(b.id())).isZero();
+        // the busy window (1 s), a recheck (1 s) and 200 removals at 1000/s
+        assertThat(ms).as("the rest once the client stopped").isLessThan(6000);
+    }
+
     @Test
     void aFileDueLongerThanTheBusyWaitIsFreedAtTheFullPaceHoweverBusy() throws Exception {
         pace(1000, 1, Duration.ofSeconds(1));

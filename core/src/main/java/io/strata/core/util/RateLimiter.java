@@ -37,6 +37,23 @@ public final class RateLimiter {
         return Math.max(0, wait);
     }
 
+    /**
+     * Reserves {@code units} only if they may be used within {@code maxWaitNanos}; returns the
+     * wait as {@link #reserve} does, or -1 (nothing reserved) when it would be longer.
+     */
+    public synchronized long reserveWithin(long units, long maxWaitNanos) {
+        long now = clock.nanoTime();
+        if (next < now - burstNanos) {
+            next = now - burstNanos;
+        }
+        long wait = next - now;
+        if (wait > maxWaitNanos) {
+            return -1;
+        }
+        next += (long) (units * nanosPerUnit);
+        return Math.max(0, wait);
+    }
+
     /** Waits until {@code units} may be used. */
     public void acquire(long units) throws InterruptedException {
         long wait = reserve(units);
