@@ -27,14 +27,8 @@ public final class RateLimiter {
     }
 
     /** Reserves {@code units}; returns how many nanoseconds the caller must wait before using them (0: at once). */
-    public synchronized long reserve(long units) {
-        long now = clock.nanoTime();
-        if (next < now - burstNanos) {
-            next = now - burstNanos;
-        }
-        long wait = next - now;
-        next += (long) (units * nanosPerUnit);
-        return Math.max(0, wait);
+    public long reserve(long units) {
+        return reserveWithin(units, Long.MAX_VALUE);
     }
 
     /**
