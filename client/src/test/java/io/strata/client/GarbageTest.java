@@ -92,7 +92,8 @@ class GarbageTest {
             fs.truncate("/sparse", huge);
             fs.delete("/sparse");
             long t0 = System.nanoTime();
-            assertThat(c.collectGarbage()).isEqualTo(1);
+            // the periodic pass may free it first (it yields to the client's changes just made, so it can still be running)
+            assertThat(c.collectGarbage()).isLessThanOrEqualTo(1);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("one pass over a petabyte sparse file").isLessThan(Duration.ofSeconds(30));
             Eventually.await("every chunk freed", Duration.ofSeconds(20), () -> liveChunks(c, inode) == 0);
             fs.mkdirs("/after");
