@@ -245,7 +245,12 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     private <T> CompletableFuture<T> read(String op, Function<NsTx, T> body) {
         long t0 = ctx.clock().nanoTime();
-        return timed(op, tr.runAsync(tx -> body.apply(new NsTx(tx, true, nowNanos()))), t0);
+        return timed(op, tr.runAsync(reading(body)), t0);
+    }
+
+    /** {@code body} as a read-only transaction body. */
+    private <T> Function<io.strata.namespace.kv.KvTransaction, T> reading(Function<NsTx, T> body) {
+        return tx -> body.apply(new NsTx(tx, true, nowNanos()));
     }
 
     /**
@@ -261,7 +266,7 @@ public final class MetaStore implements Meta, AutoCloseable {
         long t0 = ctx.clock().nanoTime();
         CompletableFuture<T> f;
         try {
-            f = CompletableFuture.completedFuture(tr.run(tx -> body.apply(new NsTx(tx, true, nowNanos()))));
+            f = CompletableFuture.completedFuture(tr.run(reading(body)));
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
