@@ -25,8 +25,7 @@ public final class LeakCheckExtension implements AfterAllCallback {
     public static void assertNoLeaks(String where) throws InterruptedException {
         List<String> leaks = LeakTracker.flushAndDrain();
         if (!leaks.isEmpty()) {
-            throw new AssertionError(leaks.size() + " buffer leak(s) in " + where
-                    + ":\n" + String.join("\n----\n", leaks));
+            throw new AssertionError(LeakTracker.summary(where, leaks));
         }
     }
 }

@@ -66,6 +66,48 @@ public final class LeakTracker {
         }
     }
 
+    /**
+     * A short form of {@code reports} for a failure message that a build log may cut to its last
+     * hundred lines: per leak, where it was created and its three latest accesses, each as its
+     * Strata frames only (or its first two frames when it has none), then {@code where} again at
+     * the end. The full reports are in the log ({@code buffer leak:} lines).
+     */
+    public static String summary(String where, List<String> reports) {
+        StringBuilder out = new StringBuilder();
+        out.append(reports.size()).append(" buffer leak(s) in ").append(where).append(" (full records in the log):");
+        for (String report : reports) {
+            out.append("\n----");
+            String section = null;
+            List<String> frames = new ArrayList<>();
+            int accesses = 0;
+            for (String line : (report + "\n").split("\n")) {
+                if (!line.startsWith("\t") && !line.isBlank()) {
+                    appendSection(out, section, frames);
+                    frames.clear();
+                    section = line.strip();
+                    if (section.matches("#\\d+:") && ++accesses > 3) {
+                        section = null; // older accesses: skipped
+                    }
+                } else if (section != null && !line.isBlank()) {
+                    frames.add(line.strip());
+                }
+            }
+            appendSection(out, section, frames);
+        }
+        return out.append("\n(").append(reports.size()).append(" buffer leak(s) in ").append(where).append(')').toString();
+    }
+
+    private static void appendSection(StringBuilder out, String section, List<String> frames) {
+        if (section == null) {
+            return;
+        }
+        out.append('\n').append(section);
+        List<String> ours = frames.stream().filter(f -> f.contains("io.strata.")).limit(6).toList();
+        for (String f : ours.isEmpty() ? frames.stream().limit(2).toList() : ours) {
+            out.append("\n\t").append(f);
+        }
+    }
+
     private static void record(String report) {
         COUNT.incrementAndGet();
         synchronized (REPORTS) {

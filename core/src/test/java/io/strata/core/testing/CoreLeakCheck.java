@@ -28,7 +28,7 @@ public final class CoreLeakCheck implements AfterAllCallback, LauncherSessionLis
         LeakTracker.install();
         List<String> leaks = LeakTracker.flushAndDrain();
         if (!leaks.isEmpty()) {
-            throw new AssertionError(leaks.size() + " buffer leak(s) in " + where + ":\n" + String.join("\n----\n", leaks));
+            throw new AssertionError(LeakTracker.summary(where, leaks));
         }
     }
 }
