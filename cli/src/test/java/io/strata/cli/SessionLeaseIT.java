@@ -93,9 +93,10 @@ class SessionLeaseIT {
             int cs = keep.layout().chunkSize();
             long firstPast = PUBLISHED / cs + 1; // the first chunk wholly past the published length
 
-            // through mount A: gone.bin held open; keep.bin written 16 MiB past its end, never closed. This JVM holds the
-            // descriptors (a shell would publish: every close(2) of a duplicated descriptor is a FUSE flush)
-            held = FileChannel.open(mntA.resolve("gone.bin"), StandardOpenOption.READ);
+            // through mount A: gone.bin held open (for writing as well: a read-only open holds nothing against another
+            // mount's unlink); keep.bin written 16 MiB past its end, never closed. This JVM holds the descriptors (a shell
+            // would publish: every close(2) of a duplicated descriptor is a FUSE flush)
+            held = FileChannel.open(mntA.resolve("gone.bin"), StandardOpenOption.READ, StandardOpenOption.WRITE);
             writer = FileChannel.open(mntA.resolve("keep.bin"), StandardOpenOption.WRITE);
             ByteBuffer junk = ByteBuffer.allocate(16 << 20);
             new Random(4).nextBytes(junk.array());
@@ -106,7 +107,8 @@ class SessionLeaseIT {
                     .as("chunks past the published length on the storage nodes").isNotEmpty();
             // another node removes the file A holds open
             Files.delete(mntB.resolve("gone.bin"));
-            // and A removes a file it holds open itself: libfuse only renames it (.fuse_hidden*) and removes that name at the release
+            // and A removes a file it holds open (read-only) itself: libfuse only renames it (.fuse_hidden*) and removes that
+            // name at the release; the mount pins it with a session first, which ends with the mount's lease
             Files.write(mntA.resolve("hidden.bin"), new byte[1 << 20]);
             InodeAttrs hidden = meta.resolveAsync(Caller.ROOT, "/hidden.bin").join();
             heldHidden = FileChannel.open(mntA.resolve("hidden.bin"), StandardOpenOption.READ);

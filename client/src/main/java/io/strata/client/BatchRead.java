@@ -245,7 +245,7 @@ public final class BatchRead implements AutoCloseable {
             core.metrics().read(n);
             // A file open here knows where a prefetch put its chunks; one read without an open does not.
             return ChunkIo.read(core.tiers().tierFor(policy), a.id(), a.layout(), r.offset(), n,
-                    open != null ? open.io() : policy.io(version, core.config().ioTimeout(), core.config().jobQos()), core.alloc());
+                    open != null ? open.io() : policy.io(version, core.config().ioTimeout(), core.config().jobQos()), core.alloc(), null);
         });
     }
 

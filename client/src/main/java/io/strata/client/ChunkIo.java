@@ -47,10 +47,11 @@ final class ChunkIo {
 
     /**
      * Reads {@code [pos, pos + len)}: one tier read per chunk touched, all in flight at once; the
-     * result is the pieces in order, each padded with zeros to its full length.
+     * result is the pieces in order, each padded with zeros to its full length. {@code onHole}
+     * (may be null) runs when a piece came back shorter than asked, before it is padded.
      */
     static CompletableFuture<ByteBuf> read(Tier tier, InodeId inode, Layout layout, long pos, int len, IoOptions io,
-                                           ByteBufAllocator alloc) {
+                                           ByteBufAllocator alloc, Runnable onHole) {
         if (len == 0) {
             return CompletableFuture.completedFuture(Unpooled.EMPTY_BUFFER);
         }
@@ -63,7 +64,12 @@ final class ChunkIo {
                 int inChunk = (int) (off % cs);
                 int n = (int) Math.min(cs - inChunk, end - off);
                 CompletableFuture<ByteBuf> f = tier.readAsync(address(inode, layout, index), inChunk, n, io);
-                parts.add(f.thenApply(b -> pad(b, n)));
+                parts.add(f.thenApply(b -> {
+                    if (onHole != null && b.readableBytes() < n) {
+                        onHole.run();
+                    }
+                    return pad(b, n);
+                }));
                 off += n;
             }
         } catch (RuntimeException e) {

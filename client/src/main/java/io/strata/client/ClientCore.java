@@ -18,6 +18,7 @@ import java.util.Optional;
 import io.strata.protocol.mgmtd.MgmtdClient;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +42,8 @@ final class ClientCore implements AutoCloseable {
     private final ImmutableAttrs immutables = new ImmutableAttrs();
     private final ClientMetrics metrics;
     private final ConcurrentHashMap<InodeId, FileState> files = new ConcurrentHashMap<>();
+    /** Handles open here for reading without a namespace session (see {@link #pin}). */
+    private final AtomicInteger untracked = new AtomicInteger();
     /** The cluster manager the client follows, if any (among {@code closeables}: it asks it for capacity). */
     private final Optional<MgmtdClient> mgmtd;
     private final SessionKeeper keeper;
@@ -134,13 +137,67 @@ final class ClientCore implements AutoCloseable {
         }
     }
 
-    /** One handle of {@code s} closed; the last one removes it from the registry. */
+    /** One handle of {@code s} closed; the last one removes it from the registry and ends its pin. */
     void release(FileState s) {
+        FileState.Pin pin = null;
         synchronized (s) {
             if (s.unref() == 0) {
                 files.remove(s.inode, s);
+                pin = s.takePin();
             }
         }
+        if (pin != null) {
+            endPin(s.inode, pin);
+        }
+    }
+
+    void untrackedOpened() {
+        untracked.incrementAndGet();
+    }
+
+    void untrackedClosed() {
+        untracked.decrementAndGet();
+    }
+
+    /** Whether any handle open here reads without a namespace session. */
+    boolean readsUntracked() {
+        return untracked.get() > 0;
+    }
+
+    /**
+     * Before this client removes a name of {@code inode} (unlink, rename over it, libfuse's
+     * rename to a hidden name): if it reads the file through handles the namespace does not
+     * track, one tracked session (an open with {@link OpenFlags#TRACK}) keeps the file and its
+     * data until the last of its handles here closes, as for a file open for writing. Best
+     * effort: a failed pin leaves the removal to go on (the readers then see the file as another
+     * client's removal leaves it).
+     */
+    CompletableFuture<Void> pin(InodeId inode) {
+        FileState s = files.get(inode);
+        Caller reader = s == null ? null : s.pinnable();
+        if (reader == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return meta.openAsync(reader, inode, OpenFlags.READ | OpenFlags.TRACK, clientId(), null).handle((o, e) -> {
+            if (e != null) {
+                LOG.debug("{}: could not pin {} for its readers here: {}", config.name(), inode, e.toString());
+                return null;
+            }
+            FileState.Pin pin = new FileState.Pin(reader.through(o.sessionId()), o.sessionId());
+            if (!s.pin(pin)) {
+                endPin(inode, pin); // closed meanwhile, or pinned by another removal
+            }
+            return null;
+        });
+    }
+
+    private void endPin(InodeId inode, FileState.Pin pin) {
+        meta.closeAsync(pin.caller(), inode, pin.session(), 0, false, null).whenComplete((a, e) -> {
+            if (e != null) {
+                LOG.warn("{}: could not end the session that kept {} for its readers (its client's lease ends it): {}", config.name(),
+                        inode, e.toString());
+            }
+        });
     }
 
     /** The state of a file open here, or null. */

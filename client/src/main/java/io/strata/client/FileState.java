@@ -106,6 +106,41 @@ final class FileState {
         bumpEpoch();
     }
 
+    /** A tracked session that keeps the file for this client's untracked readers ({@link ClientCore#pin}). */
+    record Pin(io.strata.protocol.meta.Caller caller, long session) {
+    }
+
+    private Pin pin;
+
+    /** The caller of a handle that reads without a session, when the file is not pinned yet; else null. */
+    synchronized io.strata.protocol.meta.Caller pinnable() {
+        if (pin != null) {
+            return null;
+        }
+        for (StrataFile h : handles) {
+            if (h.untracked()) {
+                return h.caller();
+            }
+        }
+        return null;
+    }
+
+    /** Takes {@code p} unless the file is closed here or pinned already (false: the caller ends it). */
+    synchronized boolean pin(Pin p) {
+        if (refs <= 0 || pin != null) {
+            return false;
+        }
+        pin = p;
+        return true;
+    }
+
+    /** The pin, to end now that the last handle closed; null when there is none. */
+    synchronized Pin takePin() {
+        Pin p = pin;
+        pin = null;
+        return p;
+    }
+
     synchronized void attach(StrataFile h) {
         handles.add(h);
     }

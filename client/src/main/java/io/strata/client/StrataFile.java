@@ -64,6 +64,18 @@ public final class StrataFile implements AutoCloseable {
                 : new Readahead(state.layout.chunkSize(), ra, this::fetch, core.alloc());
         this.content = writable ? new ContentCrc(state.length()) : null;
         state.attach(this);
+        if (untracked()) {
+            core.untrackedOpened();
+        }
+    }
+
+    /** Whether this handle reads without a namespace session (a read-only open, session 0). */
+    boolean untracked() {
+        return session == 0;
+    }
+
+    Caller caller() {
+        return caller;
     }
 
     public InodeId inode() {
@@ -150,7 +162,33 @@ public final class StrataFile implements AutoCloseable {
     }
 
     private CompletableFuture<ByteBuf> fetch(long pos, int n) {
-        return ChunkIo.read(state.tier, state.inode, state.layout, pos, n, state.io(), core.alloc());
+        if (!untracked()) {
+            return ChunkIo.read(state.tier, state.inode, state.layout, pos, n, state.io(), core.alloc(), null);
+        }
+        AtomicBoolean hole = new AtomicBoolean();
+        return ChunkIo.read(state.tier, state.inode, state.layout, pos, n, state.io(), core.alloc(), () -> hole.set(true))
+                .thenCompose(b -> hole.get() ? stillThere(b) : CompletableFuture.completedFuture(b));
+    }
+
+    /**
+     * {@code b} (owned), which has a hole, when the file still exists: nothing holds a file this
+     * handle reads without a session, so another client's unlink frees it, and the collector then
+     * removes its chunks; what reads as a hole may be such a removed chunk. Then the read fails
+     * with STALE_HANDLE rather than answer zeros for the file's bytes.
+     */
+    private CompletableFuture<ByteBuf> stillThere(ByteBuf b) {
+        return core.meta().getattrAsync(caller, state.inode).handle((a, e) -> {
+            if (e == null) {
+                return b;
+            }
+            b.release();
+            StrataException se = StrataException.wrap(e);
+            if (se.status() == Status.NOT_FOUND) {
+                throw new StrataException(Status.STALE_HANDLE, state.inode + " was removed while open here for reading"
+                        + " (by another client: a read-only open does not hold a file), and its data with it");
+            }
+            throw se;
+        });
     }
 
     /** Reads into {@code dst} at {@code pos}; returns the bytes read, or -1 at the end of the file. */
@@ -292,7 +330,9 @@ public final class StrataFile implements AutoCloseable {
                         any = wrote;
                     }
                     CompletableFuture<InodeAttrs> f;
-                    if (end) {
+                    if (end && untracked()) {
+                        return CompletableFuture.completedFuture((InodeAttrs) null); // no session to end
+                    } else if (end) {
                         f = core.meta().closeAsync(caller, state.inode, session, upTo, any, content == null ? Checkpoint.NO_CRC : content.crc(),
                                 content == null ? 0 : content.length(), null);
                     } else if (any) {
@@ -334,6 +374,11 @@ public final class StrataFile implements AutoCloseable {
                 return;
             }
             // the data did not make it: end the session without publishing, report the error
+            if (untracked()) {
+                finish();
+                out.completeExceptionally(StrataException.wrap(e));
+                return;
+            }
             core.meta().closeAsync(caller, state.inode, session, 0, false, null).whenComplete((x, e2) -> {
                 finish();
                 out.completeExceptionally(StrataException.wrap(e));
@@ -343,6 +388,9 @@ public final class StrataFile implements AutoCloseable {
     }
 
     private void finish() {
+        if (untracked()) {
+            core.untrackedClosed();
+        }
         if (readahead != null) {
             readahead.close();
         }

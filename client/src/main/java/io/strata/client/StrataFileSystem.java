@@ -19,6 +19,7 @@ import io.strata.protocol.meta.DirPage;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.InodeType;
 import io.strata.protocol.meta.Meta;
+import io.strata.protocol.meta.Names;
 import io.strata.protocol.meta.OpenFlags;
 import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.PolicyInfo;
@@ -385,8 +386,22 @@ public final class StrataFileSystem implements AutoCloseable {
      */
     public CompletableFuture<FileStatus> unlinkAsync(String path) {
         List<String> parts = PathNames.components(path);
-        return core.inParent(caller, parts, (p, n) -> core.meta().unlinkAsync(caller, p, n, null))
+        return core.inParent(caller, parts, (p, n) -> pinIfOpen(p, n).thenCompose(v -> core.meta().unlinkAsync(caller, p, n, null)))
                 .thenApply(dir -> removed(path, dir));
+    }
+
+    /**
+     * Before a name goes: when {@code parent/name} is a file this client reads without a
+     * session, a session keeps it for those readers ({@link ClientCore#pin}), so that a file
+     * unlinked here while open here stays readable until closed. Costs a lookup only while some
+     * handle here reads without a session.
+     */
+    private CompletableFuture<Void> pinIfOpen(InodeId parent, String name) {
+        if (!core.readsUntracked()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return core.meta().lookupAsync(caller, parent, name).handle((a, e) -> a)
+                .thenCompose(a -> a == null || !a.isFile() ? CompletableFuture.completedFuture(null) : core.pin(a.id()));
     }
 
     /** Removes an empty directory; answers its parent as {@link #unlinkAsync} does (one link fewer). */
@@ -414,8 +429,13 @@ public final class StrataFileSystem implements AutoCloseable {
     public CompletableFuture<Void> renameAsync(String src, String dst) {
         List<String> s = PathNames.components(src);
         List<String> d = PathNames.components(dst);
+        // a file renamed over loses its name; one libfuse hides (renames to .fuse_hidden*, unlinked
+        // while open through the mount) keeps it, but only for as long as it is open
+        boolean hiding = PathNames.name(d).startsWith(Names.LIBFUSE_HIDDEN);
         return core.dir(caller, PathNames.parent(s), true).thenCompose(sp -> core.dir(caller, PathNames.parent(d), true)
-                .thenCompose(dp -> core.meta().renameAsync(caller, sp, PathNames.name(s), dp, PathNames.name(d), false, null)))
+                .thenCompose(dp -> pinIfOpen(dp, PathNames.name(d))
+                        .thenCompose(v -> hiding ? pinIfOpen(sp, PathNames.name(s)) : CompletableFuture.completedFuture(null))
+                        .thenCompose(v -> core.meta().renameAsync(caller, sp, PathNames.name(s), dp, PathNames.name(d), false, null))))
                 .thenRun(() -> {
                     core.forget(PathNames.normalize(src));
                     core.forget(PathNames.normalize(dst));
@@ -573,7 +593,9 @@ public final class StrataFileSystem implements AutoCloseable {
                 return handle(o, read, write, flags.contains(OpenFlag.TRUNCATE), path);
             }
             if (e == null) { // unlinked since, or not a regular file: end the session, go by the path
-                core.meta().closeAsync(caller.through(o.sessionId()), o.attrs().id(), o.sessionId(), 0, false, null);
+                if (o.sessionId() != 0) {
+                    core.meta().closeAsync(caller.through(o.sessionId()), o.attrs().id(), o.sessionId(), 0, false, null);
+                }
                 return openAsync(path, flags, 0);
             }
             StrataException se = StrataException.wrap(e);

@@ -50,16 +50,20 @@ class FileSystemTest {
 
     static byte[] readAll(StrataFileSystem fs, String path) {
         try (StrataFile f = fs.openRead(path)) {
-            int n = (int) f.size();
-            ByteBuffer b = ByteBuffer.allocate(n);
-            while (b.hasRemaining()) {
-                int k = f.read(b.position(), b);
-                if (k < 0) {
-                    break;
-                }
-            }
-            return Arrays.copyOf(b.array(), b.position());
+            return readAll(f);
         }
+    }
+
+    static byte[] readAll(StrataFile f) {
+        int n = (int) f.size();
+        ByteBuffer b = ByteBuffer.allocate(n);
+        while (b.hasRemaining()) {
+            int k = f.read(b.position(), b);
+            if (k < 0) {
+                break;
+            }
+        }
+        return Arrays.copyOf(b.array(), b.position());
     }
 
     static void writeFile(StrataFileSystem fs, String path, byte[] data) {

@@ -1,8 +1,11 @@
 package io.strata.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.strata.core.InodeId;
+import io.strata.core.Status;
+import io.strata.core.StrataException;
 import io.strata.core.TargetId;
 import io.strata.storage.StorageNode;
 import io.strata.storage.engine.ChunkMeta;
@@ -65,6 +68,49 @@ class GarbageTest {
             fs.truncate("/g/f2", 100);
             Eventually.await("chunk 1 of the truncated file removed on every replica", Duration.ofSeconds(20),
                     () -> liveChunks(c, files.get(1)) == 3);
+        }
+    }
+
+    /**
+     * A read-only open holds nothing in the namespace. A file unlinked or renamed over by the
+     * client that reads it keeps its chunks until that client closes it (the client pins it
+     * before the removal); a file another client unlinks goes at once, and once the collector
+     * removed its chunks a read fails with STALE_HANDLE: never zeros in place of its bytes.
+     */
+    @Test
+    void aReaderKeepsAFileItsOwnClientRemovesButNotOneRemovedElsewhere(@TempDir Path dir) {
+        try (TestCluster c = TestCluster.start(dir, 73)) {
+            StrataFileSystem writer = c.client("writer");
+            StrataFileSystem here = c.client("here");
+            writer.mkdirs("/r");
+            byte[] a = FileSystemTest.random(1_500_000, 1);
+            byte[] b = FileSystemTest.random(1_500_000, 2);
+            byte[] x = FileSystemTest.random(1_500_000, 3);
+            FileSystemTest.writeFile(writer, "/r/a", a);
+            FileSystemTest.writeFile(writer, "/r/b", b);
+            FileSystemTest.writeFile(writer, "/r/x", x);
+            FileSystemTest.writeFile(writer, "/r/new", new byte[10]);
+            InodeId ai = writer.stat("/r/a").inode();
+            InodeId bi = writer.stat("/r/b").inode();
+            InodeId xi = writer.stat("/r/x").inode();
+            // 2 chunks of 1 MiB, three replicas each
+            Eventually.await("all chunks committed on every replica", Duration.ofSeconds(20),
+                    () -> liveChunks(c, ai) == 6 && liveChunks(c, bi) == 6 && liveChunks(c, xi) == 6);
+            try (StrataFile ra = here.openRead("/r/a"); StrataFile rb = here.openRead("/r/b"); StrataFile rx = here.openRead("/r/x")) {
+                here.delete("/r/a");
+                here.rename("/r/new", "/r/b");
+                writer.delete("/r/x");
+                c.collectGarbage();
+                Eventually.await("the file removed by the other client freed", Duration.ofSeconds(20), () -> liveChunks(c, xi) == 0);
+                assertThat(liveChunks(c, ai)).as("unlinked here while open here").isEqualTo(6);
+                assertThat(liveChunks(c, bi)).as("renamed over here while open here").isEqualTo(6);
+                assertThat(FileSystemTest.readAll(ra)).isEqualTo(a);
+                assertThat(FileSystemTest.readAll(rb)).isEqualTo(b);
+                assertThatThrownBy(() -> rx.read(0, java.nio.ByteBuffer.allocate(4096))).isInstanceOf(StrataException.class)
+                        .satisfies(e -> assertThat(((StrataException) e).status()).as(e.getMessage()).isEqualTo(Status.STALE_HANDLE));
+            }
+            c.collectGarbage();
+            Eventually.await("the closed files freed", Duration.ofSeconds(20), () -> liveChunks(c, ai) == 0 && liveChunks(c, bi) == 0);
         }
     }
 

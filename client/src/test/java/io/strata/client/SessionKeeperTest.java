@@ -40,7 +40,7 @@ class SessionKeeperTest {
              StrataFileSystem fs = StrataFileSystem.create(ctx, c.config().withName("keeper"), meta, c.cluster.routingSource(), List.of())) {
             StrataFile f = fs.create("/held.bin");
             long inode = fs.stat("/held.bin").inode().value();
-            OpenResult orphan = Futures.join(meta.openAsync(Caller.ROOT, io.strata.core.InodeId.of(inode), OpenFlags.READ, 12345, null),
+            OpenResult orphan = Futures.join(meta.openAsync(Caller.ROOT, io.strata.core.InodeId.of(inode), OpenFlags.READ | OpenFlags.TRACK, 12345, null),
                     Duration.ofSeconds(10));
             Thread.sleep(LEASE.toMillis() * 7);
             assertThat(fs.core().keeper().interval()).as("a quarter of the lease the namespace answered").isEqualTo(LEASE.dividedBy(4));

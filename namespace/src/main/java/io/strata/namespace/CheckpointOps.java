@@ -95,6 +95,11 @@ final class CheckpointOps {
         return g != null && g.committed() ? g : null;
     }
 
+    /** Whether {@code inode} belongs to a checkpoint generation, committed or not. */
+    static boolean isMember(NsTx t, InodeId inode) {
+        return t.reader.get(KeySpace.under(KeySpace.CHECKPOINT_MEMBER, inode)) != null;
+    }
+
     /** Refuses an operation that would change {@code inode}, a member of a committed generation. */
     static void checkMutable(NsTx t, InodeId inode, String op) {
         Generation g = committedOwner(t, inode);

@@ -8,6 +8,7 @@ import io.strata.protocol.meta.DirPage;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.InodeType;
 import io.strata.protocol.meta.Meta;
+import io.strata.protocol.meta.OpenFlags;
 import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.Cached;
 import io.strata.protocol.meta.PolicyInfo;
@@ -441,7 +442,15 @@ public final class MetaStore implements Meta, AutoCloseable {
 
     @Override
     public CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req) {
-        long session = ctx.random().nextLong();
+        if (!OpenFlags.tracked(flags)) {
+            return shortRead("open-read", t -> ops.openUntracked(t, c, inode))
+                    .thenCompose(o -> o != null ? CompletableFuture.completedFuture(o) : openTracked(c, inode, flags, clientId, req));
+        }
+        return openTracked(c, inode, flags, clientId, req);
+    }
+
+    private CompletableFuture<OpenResult> openTracked(Caller c, InodeId inode, int flags, long clientId, RequestId req) {
+        long session = newSession();
         return write("open", req, null, (t, id, ms) -> ops.open(t, c, inode, flags, clientId, session),
                 MetaStore::openedBytes, MetaStore::openedFrom);
     }
@@ -449,11 +458,20 @@ public final class MetaStore implements Meta, AutoCloseable {
     @Override
     public CompletableFuture<OpenResult> createOpenAsync(Caller c, InodeId parent, String name, int mode, boolean exclusive, int flags,
                                                          long clientId, RequestId req) {
-        long session = ctx.random().nextLong();
+        long session = newSession();
         return withDir(c, parent, write("create-open", req, allocator::next,
                 (t, id, ms) -> ops.createOpen(t, c, parent, name, mode, exclusive, flags, clientId, session, id),
                 MetaStore::openedBytes, MetaStore::openedFrom),
                 OpenResult::dir, (o, d) -> new OpenResult(o.sessionId(), o.attrs(), o.cached(), d));
+    }
+
+    /** A new session id: random, never 0 (an untracked open's). */
+    private long newSession() {
+        long s;
+        do {
+            s = ctx.random().nextLong();
+        } while (s == 0);
+        return s;
     }
 
     private static byte[] openedBytes(OpenResult r) {

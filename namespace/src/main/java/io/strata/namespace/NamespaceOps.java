@@ -651,6 +651,24 @@ final class NamespaceOps {
     }
 
     /**
+     * A read-only open that registers no session (in a read-only transaction): the checks of
+     * {@link #open} and the file as it is now, with session 0. Null when the open must be
+     * tracked all the same: the file belongs to a checkpoint generation, whose readers (a
+     * restore) hold it back from the keeper.
+     */
+    OpenResult openUntracked(NsTx t, Caller c, InodeId inode) {
+        InodeAttrs a = t.requireInode(inode);
+        if (!a.isFile()) {
+            throw new StrataException(Status.INVALID_ARGUMENT, "open: " + inode + " is not a regular file");
+        }
+        if (CheckpointOps.isMember(t, inode)) {
+            return null;
+        }
+        Permissions.check(c, a, R, "open");
+        return new OpenResult(0, a, CacheOps.copiesOf(t, a));
+    }
+
+    /**
      * open(2) with O_CREAT: the file is created (or found) and opened in one transaction, its
      * mode checked only if it existed: the mode a create gives applies to later opens.
      */
@@ -847,15 +865,12 @@ final class NamespaceOps {
         return true;
     }
 
-    /** The prefix libfuse gives a file unlinked while open through its mount ({@code hard_remove} off). */
-    static final String LIBFUSE_HIDDEN = ".fuse_hidden";
-
     /**
      * A file whose only name is the one libfuse gave it when it was unlinked while open (a file
      * with one link records its name as renames move it; the entry is checked all the same).
      */
     private static boolean isLibfuseHidden(NsTx t, InodeAttrs a) {
-        if (!a.isFile() || a.nlink() != 1 || a.parent() == null || a.name() == null || !a.name().startsWith(LIBFUSE_HIDDEN)) {
+        if (!a.isFile() || a.nlink() != 1 || a.parent() == null || a.name() == null || !a.name().startsWith(Names.LIBFUSE_HIDDEN)) {
             return false;
         }
         NsTx.Dentry d = t.dentry(a.parent(), a.name());

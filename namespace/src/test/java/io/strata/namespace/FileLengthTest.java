@@ -27,7 +27,7 @@ class FileLengthTest extends MetaFixture {
         assertThat(closed.dataVersion()).isEqualTo(v0 + 2);
         assertThat(closed.chunkHighWater()).isEqualTo(4); // 1 MiB chunks by default
         // a reader's close changes nothing
-        OpenResult r = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ, 2, req()));
+        OpenResult r = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ | OpenFlags.TRACK, 2, req()));
         assertThat(join(meta.closeAsync(Caller.ROOT, f.id(), r.sessionId(), -1, false, req())).dataVersion()).isEqualTo(v0 + 2);
         // truncate sets the exact length and bumps the version; O_TRUNC too
         InodeAttrs t = join(meta.setattrAsync(Caller.ROOT, f.id(), SetAttr.size(10), req()));

@@ -37,8 +37,8 @@ class GarbageCollectorTest extends MetaFixture {
         InodeAttrs f = written("model.bin", 5L << 20); // 5 chunks of 1 MiB
         InodeAttrs other = written("keep.bin", 2L << 20);
         assertThat(chunks.count()).isEqualTo(7);
-        OpenResult reader = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ, 9, req()));
-        OpenResult reader2 = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ, 10, req()));
+        OpenResult reader = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ | OpenFlags.TRACK, 9, req()));
+        OpenResult reader2 = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ | OpenFlags.WRITE, 10, req()));
         join(meta.unlinkAsync(Caller.ROOT, ROOT, "model.bin", req()));
 
         InodeAttrs orphan = stat(f.id());

@@ -139,7 +139,7 @@ class SessionLeaseTest {
         chunks.writeBytes(held, 0, (int) MIB);
         chunks.writeBytes(held, 1, (int) MIB);
         join(client.closeAsync(Caller.ROOT, held.id(), w.sessionId(), 2 * MIB, true, req()));
-        open(held, OpenFlags.READ, 77);
+        open(held, OpenFlags.READ | OpenFlags.TRACK, 77); // as 77 pins a file it reads before its own unlink
         join(client.unlinkAsync(Caller.ROOT, InodeId.ROOT, "held.bin", req()));
         assertThat(join(client.getattrAsync(Caller.ROOT, held.id())).nlink()).as("kept for its open session").isZero();
 
@@ -154,7 +154,7 @@ class SessionLeaseTest {
 
         // client 66 never keeps alive: its session counts from its open
         InodeAttrs quiet = create("quiet.bin");
-        open(quiet, OpenFlags.READ, 66);
+        open(quiet, OpenFlags.READ | OpenFlags.TRACK, 66);
 
         Thread.sleep(LEASE.toMillis() * 2);
         assertThat(pruned()).as("nothing ended while 77 keeps alive (66's read session aside)").isLessThanOrEqualTo(1);
@@ -223,7 +223,7 @@ class SessionLeaseTest {
         CompletableFuture<Integer> pass = metaA.collectGarbageAsync();
         Thread.sleep(200);
         CompletableFuture<OpenResult> writer = client.openAsync(Caller.ROOT, f.id(), OpenFlags.WRITE, 88, req());
-        OpenResult reader = open(f, OpenFlags.READ, 88); // reading needs no fence
+        OpenResult reader = open(f, OpenFlags.READ | OpenFlags.TRACK, 88); // reading needs no fence, tracked or not
         Thread.sleep(1000);
         assertThat(writer).as("an open for writing while the trim runs").isNotDone();
         chunks.hang.set(false);

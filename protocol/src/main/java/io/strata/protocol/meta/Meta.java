@@ -87,7 +87,12 @@ public interface Meta {
     /** Up to {@code limit} entries after name {@code after} (null: from the start). */
     CompletableFuture<DirPage> readdirAsync(Caller c, InodeId dir, String after, int limit, boolean withAttrs);
 
-    /** Opens a file ({@link OpenFlags}); the session keeps an unlinked file's data until closed. */
+    /**
+     * Opens a file ({@link OpenFlags}); the session keeps an unlinked file's data until closed.
+     * A read-only open (flags {@link OpenFlags#READ} alone) of a file outside checkpoint
+     * generations is not tracked: it checks access and answers the file as it is now with
+     * session 0, and writes nothing, so an unlink elsewhere frees the file at once.
+     */
     CompletableFuture<OpenResult> openAsync(Caller c, InodeId inode, int flags, long clientId, RequestId req);
 
     /**

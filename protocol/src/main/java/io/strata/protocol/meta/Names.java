@@ -9,6 +9,11 @@ public final class Names {
     public static final int MAX_NAME_BYTES = 255;
     public static final int MAX_SYMLINK_BYTES = 4095;
     public static final int MAX_XATTR_VALUE = 64 * 1024;
+    /**
+     * The prefix libfuse gives a file unlinked while open through its mount ({@code hard_remove}
+     * off): it renames the file to such a name and removes that name at the file's last release.
+     */
+    public static final String LIBFUSE_HIDDEN = ".fuse_hidden";
 
     private Names() {
     }
