@@ -95,7 +95,7 @@ final class CheckpointOps {
         return g != null && g.committed() ? g : null;
     }
 
-    /** Whether {@code inode} belongs to a checkpoint generation, committed or not. */
+    /** Whether {@code inode} belongs to a committed checkpoint generation (or one withdrawn and not yet removed). */
     static boolean isMember(NsTx t, InodeId inode) {
         return t.reader.get(KeySpace.under(KeySpace.CHECKPOINT_MEMBER, inode)) != null;
     }

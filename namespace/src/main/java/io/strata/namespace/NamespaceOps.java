@@ -653,8 +653,8 @@ final class NamespaceOps {
     /**
      * A read-only open that registers no session (in a read-only transaction): the checks of
      * {@link #open} and the file as it is now, with session 0. Null when the open must be
-     * tracked all the same: the file belongs to a checkpoint generation, whose readers (a
-     * restore) hold it back from the keeper.
+     * tracked all the same: the file belongs to a committed checkpoint generation, whose readers
+     * (a restore) hold it back from the keeper.
      */
     OpenResult openUntracked(NsTx t, Caller c, InodeId inode) {
         InodeAttrs a = t.requireInode(inode);

@@ -15,7 +15,11 @@ import java.time.Duration;
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
 
-/** Unlinked files stay readable while open; afterwards the collector frees every chunk. Counted. */
+/**
+ * Unlinked files stay readable while open (tracked: for writing, or read-only with TRACK);
+ * afterwards the collector frees every chunk. Counted. A plain read-only open writes nothing
+ * and holds nothing: an unlink frees the file at once.
+ */
 class GarbageCollectorTest extends MetaFixture {
     private ChunkDir chunks;
 
@@ -155,5 +159,31 @@ class GarbageCollectorTest extends MetaFixture {
     @Override
     MetaStore.Options options() {
         return super.options().withGcRate(100);
+    }
+
+    @Test
+    void aReadOnlyOpenWritesNothingAndAnUnlinkElsewhereFreesTheFileAtOnce() throws IOException {
+        InodeAttrs f = written("sample.jpg", 3L << 20);
+        var before = dump();
+        OpenResult r = join(meta.openAsync(Caller.ROOT, f.id(), OpenFlags.READ, 9, req()));
+        assertThat(r.sessionId()).as("no session").isZero();
+        assertThat(r.attrs().length()).isEqualTo(3L << 20);
+        assertThat(r.attrs().dataVersion()).isEqualTo(f.dataVersion());
+        assertThat(dump()).as("the store after a read-only open").isEqualTo(before);
+
+        join(meta.unlinkAsync(Caller.ROOT, ROOT, "sample.jpg", req()));
+        assertFailsClean(Status.NOT_FOUND, () -> stat(f.id()));
+        assertThat(join(meta.collectGarbageAsync())).isEqualTo(1);
+        assertThat(chunks.count(f.id())).isZero();
+        assertThat(statusOf(org.assertj.core.api.Assertions.catchThrowable(
+                () -> join(meta.closeAsync(Caller.ROOT, f.id(), 0, -1, false, req()))))).as("there is no session 0 to close")
+                .isEqualTo(Status.STALE_HANDLE);
+    }
+
+    @Test
+    void aReadOnlyOpenOfADirectoryOrAMissingFileFailsWithNothingWritten() {
+        InodeAttrs d = mkdir(ROOT, "dir");
+        assertFailsClean(Status.INVALID_ARGUMENT, () -> join(meta.openAsync(Caller.ROOT, d.id(), OpenFlags.READ, 9, req())));
+        assertFailsClean(Status.NOT_FOUND, () -> join(meta.openAsync(Caller.ROOT, io.strata.core.InodeId.of(987654), OpenFlags.READ, 9, req())));
     }
 }

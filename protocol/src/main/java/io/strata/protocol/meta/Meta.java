@@ -89,7 +89,7 @@ public interface Meta {
 
     /**
      * Opens a file ({@link OpenFlags}); the session keeps an unlinked file's data until closed.
-     * A read-only open (flags {@link OpenFlags#READ} alone) of a file outside checkpoint
+     * A read-only open (flags {@link OpenFlags#READ} alone) of a file outside committed checkpoint
      * generations is not tracked: it checks access and answers the file as it is now with
      * session 0, and writes nothing, so an unlink elsewhere frees the file at once.
      */
