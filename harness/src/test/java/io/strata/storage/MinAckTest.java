@@ -112,6 +112,27 @@ class MinAckTest {
         }
     }
 
+    /**
+     * A head that stops while it holds a write answers it SHUTTING_DOWN as it stops (and frees
+     * the write's bytes), instead of leaving it to timers its stopping context drops.
+     */
+    @Test
+    void aHeldWriteIsAnsweredWhenItsHeadStops() throws Exception {
+        try (StorageCluster f = StorageCluster.builder(dir, 75).nodes(3).chains(1).start()) {
+            StorageClient c = f.client("c");
+            ChunkAddress a = StorageCluster.chunk(84, 0, 1, SIZE);
+            f.routing().update(f.routingInfo(2, Map.of(1, List.of(1))));
+            CompletableFuture<Void> w = write(c, a, (byte) 5, IO);
+            var head = f.context(1).meters();
+            Thread.sleep(1000);
+            assertThat(w).as("held while one replica can take writes").isNotDone();
+            f.kill(1);
+            var refused = head.find("strata.storage.requests").tag("op", "write").tag("status", Status.SHUTTING_DOWN.name()).counter();
+            assertThat(refused).as("the held write answered as the head stopped").isNotNull();
+            assertThat(refused.count()).isEqualTo(1);
+        }
+    }
+
     @Test
     void aWriteWhoseSuccessorLeavesMidWayIsNotAcknowledged() throws Exception {
         try (StorageCluster f = StorageCluster.builder(dir, 73).nodes(3).chains(1).start()) {

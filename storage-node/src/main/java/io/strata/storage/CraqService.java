@@ -277,6 +277,7 @@ final class CraqService {
                 Math.min(left, TimeUnit.SECONDS.toNanos(1)), TimeUnit.NANOSECONDS);
         return CompletableFuture.anyOf(timer, node.routingChanged()).thenComposeAsync(x -> {
             t.cancel(false);
+            node.gate().check(); // a node shutting down answers a held write at once
             ChainView now = node.viewOf(a.chain(), view.self());
             if (!now.isHead()) {
                 throw new StrataException.StaleRouting("writes to " + a.chain() + " enter at its head, not " + now.self()

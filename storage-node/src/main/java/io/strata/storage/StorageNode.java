@@ -541,6 +541,9 @@ public final class StorageNode implements AutoCloseable {
             closed = true;
         }
         gate.close(Status.SHUTTING_DOWN, ctx.name() + " is shutting down");
+        // wake what waits for a routing change (writes held for replicas, retries): it ends now,
+        // while the disk threads still run, instead of waiting on timers the context drops
+        routingChanged.complete(null);
         NodeAgent a = agent;
         if (a != null) {
             a.close();
