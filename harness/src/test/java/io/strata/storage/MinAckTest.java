@@ -96,15 +96,21 @@ class MinAckTest {
         }
     }
 
+    /** The chain shrunk to node 1 alone (routing v2), and a write of 5s to {@code a}, held there a second. */
+    private static CompletableFuture<Void> heldWrite(StorageCluster f, StorageClient c, ChunkAddress a) throws InterruptedException {
+        f.routing().update(f.routingInfo(2, Map.of(1, List.of(1))));
+        CompletableFuture<Void> w = write(c, a, (byte) 5, IO);
+        Thread.sleep(1000);
+        assertThat(w).as("held while one replica can take writes").isNotDone();
+        return w;
+    }
+
     @Test
     void aHeldWriteGoesThroughWhenAReplicaReturns() throws Exception {
         try (StorageCluster f = StorageCluster.builder(dir, 72).nodes(3).chains(1).start()) {
             StorageClient c = f.client("c");
             ChunkAddress a = StorageCluster.chunk(81, 0, 1, SIZE);
-            f.routing().update(f.routingInfo(2, Map.of(1, List.of(1))));
-            CompletableFuture<Void> w = write(c, a, (byte) 5, IO);
-            Thread.sleep(1000);
-            assertThat(w).as("held while one replica can take writes").isNotDone();
+            CompletableFuture<Void> w = heldWrite(f, c, a);
             f.routing().update(f.routingInfo(3, Map.of(1, List.of(1, 2))));
             Futures.join(w);
             assertThat(first(c, a, 1)).isEqualTo((byte) 5);
@@ -119,13 +125,8 @@ class MinAckTest {
     @Test
     void aHeldWriteIsAnsweredWhenItsHeadStops() throws Exception {
         try (StorageCluster f = StorageCluster.builder(dir, 75).nodes(3).chains(1).start()) {
-            StorageClient c = f.client("c");
-            ChunkAddress a = StorageCluster.chunk(84, 0, 1, SIZE);
-            f.routing().update(f.routingInfo(2, Map.of(1, List.of(1))));
-            CompletableFuture<Void> w = write(c, a, (byte) 5, IO);
             var head = f.context(1).meters();
-            Thread.sleep(1000);
-            assertThat(w).as("held while one replica can take writes").isNotDone();
+            heldWrite(f, f.client("c"), StorageCluster.chunk(84, 0, 1, SIZE));
             f.kill(1);
             var refused = head.find("strata.storage.requests").tag("op", "write").tag("status", Status.SHUTTING_DOWN.name()).counter();
             assertThat(refused).as("the held write answered as the head stopped").isNotNull();
