@@ -373,13 +373,10 @@ public final class StrataFile implements AutoCloseable {
                 out.complete(null);
                 return;
             }
-            // the data did not make it: end the session without publishing, report the error
-            if (untracked()) {
-                finish();
-                out.completeExceptionally(StrataException.wrap(e));
-                return;
-            }
-            core.meta().closeAsync(caller, state.inode, session, 0, false, null).whenComplete((x, e2) -> {
+            // the data did not make it: end the session (if any) without publishing, report the error
+            CompletableFuture<?> ended = untracked() ? CompletableFuture.completedFuture(null)
+                    : core.meta().closeAsync(caller, state.inode, session, 0, false, null);
+            ended.whenComplete((x, e2) -> {
                 finish();
                 out.completeExceptionally(StrataException.wrap(e));
             });

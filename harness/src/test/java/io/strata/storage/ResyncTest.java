@@ -108,43 +108,35 @@ class ResyncTest {
     static void assertIdentical(StorageClient c, int... nodes) {
         // background work (a catch-up, the scrubber) may store a version for a moment after the
         // replicas first agreed: they must agree at some moment, not at the first look after
+        String[] last = {null};
         try {
-            Eventually.await("the replicas agree with no pending version", java.time.Duration.ofSeconds(20), () -> identical(c, nodes));
-            return;
+            Eventually.await("the replicas agree with no pending version", java.time.Duration.ofSeconds(20),
+                    () -> (last[0] = difference(c, nodes)) == null);
         } catch (StrataException e) {
-            // they never agreed: the assertions below say where they differ
-        }
-        List<ChunkSummary> first = list(c, nodes[0]);
-        for (ChunkSummary s : first) {
-            assertThat(s.pendingVersion()).as("%s pending on node %d", s.id(), nodes[0]).isZero();
-        }
-        for (int k = 1; k < nodes.length; k++) {
-            List<ChunkSummary> other = list(c, nodes[k]);
-            assertThat(other).as("node %d holds what node %d holds", nodes[k], nodes[0]).hasSameSizeAs(first);
-            for (int i = 0; i < first.size(); i++) {
-                assertThat(other.get(i).sameAs(first.get(i))).as("%s: node %d %s, node %d %s", first.get(i).id(), nodes[0],
-                        first.get(i), nodes[k], other.get(i)).isTrue();
-            }
+            throw new AssertionError("the replicas never agreed within 20 s; last difference: " + last[0], e);
         }
     }
 
-    private static boolean identical(StorageClient c, int... nodes) {
+    /** Where the replicas on {@code nodes} differ (or the first holds a pending version); null when they agree. */
+    private static String difference(StorageClient c, int... nodes) {
         List<ChunkSummary> first = list(c, nodes[0]);
-        if (first.stream().anyMatch(x -> x.pendingVersion() != 0)) {
-            return false;
+        for (ChunkSummary s : first) {
+            if (s.pendingVersion() != 0) {
+                return s.id() + " pending on node " + nodes[0];
+            }
         }
         for (int k = 1; k < nodes.length; k++) {
             List<ChunkSummary> other = list(c, nodes[k]);
             if (other.size() != first.size()) {
-                return false;
+                return "node " + nodes[k] + " holds " + other.size() + " chunks, node " + nodes[0] + " " + first.size();
             }
             for (int i = 0; i < first.size(); i++) {
                 if (!other.get(i).sameAs(first.get(i))) {
-                    return false;
+                    return first.get(i).id() + ": node " + nodes[0] + " " + first.get(i) + ", node " + nodes[k] + " " + other.get(i);
                 }
             }
         }
-        return true;
+        return null;
     }
 
     static CompletableFuture<Long> awaitSynced(StorageCluster f, int node) {
