@@ -4,6 +4,7 @@ import io.strata.client.FileStatus;
 import io.strata.protocol.meta.SetAttr;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import jnr.ffi.Pointer;
 import jnr.ffi.Struct;
@@ -78,9 +79,17 @@ final class StrataFuse extends FuseStubFS implements FuseBinding {
         return true;
     }
 
+    /** Mounts and serves on Java threads ({@link Fuse2Loop}) until the file system is unmounted. */
     @Override
-    public void run(Path dir, List<String> args, boolean debug) {
-        mount(dir, true, debug, args.toArray(String[]::new));
+    public void run(Path dir, List<String> args, boolean debug) throws InterruptedException {
+        // fuse_main's command line, as jnr-fuse's mount() builds it: foreground, the mount point, the options
+        List<String> argv = new ArrayList<>(List.of("strata", "-f"));
+        if (debug) {
+            argv.add("-d");
+        }
+        argv.add(dir.toAbsolutePath().toString());
+        argv.addAll(args);
+        Fuse2Loop.run(fuseOperations, dir, argv);
     }
 
     // ---- plumbing ----

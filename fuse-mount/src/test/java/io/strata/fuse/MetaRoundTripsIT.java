@@ -78,6 +78,33 @@ class MetaRoundTripsIT {
         return dirs * (TimeUnit.NANOSECONDS.toSeconds(nanos) + 1);
     }
 
+    /**
+     * FUSE requests run on the mount's own Java threads: a burst of them starts no threads. (Run
+     * by libfuse2's own loop, each request attached a native thread to the JVM and detached it
+     * again: a new java.lang.Thread per request, 492 for these 500 files.)
+     */
+    @Test
+    void requestsRunOnTheMountsOwnThreadsAndStartNoneEach() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-threads"));
+        byte[] data = new byte[4096];
+        int files = 500;
+        for (int i = 0; i < files; i++) {
+            Files.write(d.resolve("f" + i), data);
+        }
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long before = threads.getTotalStartedThreadCount();
+        for (int i = 0; i < files; i++) {
+            Path f = d.resolve("f" + i);
+            assertThat(Files.size(f)).isEqualTo(data.length);
+            assertThat(Files.readAllBytes(f)).hasSize(data.length);
+        }
+        long started = threads.getTotalStartedThreadCount() - before;
+        // a few for whatever the cluster in this JVM starts meanwhile (and workers added to the
+        // loop), far below one per request (every file takes at least its open)
+        assertThat(started).as("threads started while serving %d stats and reads", files).isLessThan(files / 10);
+        assertThat(Thread.getAllStackTraces().keySet()).anySatisfy(t -> assertThat(t.getName()).startsWith("fuse-" + c.mnt.getFileName() + "-"));
+    }
+
     @Test
     void aSmallFileCreateIsOneNegativeLookupAndOneCreateOpen() throws Exception {
         Path d = Files.createDirectories(c.mnt.resolve("rt-create"));
