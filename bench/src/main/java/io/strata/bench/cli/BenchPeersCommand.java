@@ -57,6 +57,11 @@ public final class BenchPeersCommand implements Callable<Integer> {
     @Option(names = "--keep", description = "Keep the logs and fio JSON reports in the work directory.")
     boolean keep;
 
+    @Option(names = "--rounds", defaultValue = "1",
+            description = "Run the whole sequence N times on the same clusters; the table and the result line give each figure's"
+                    + " median, and each round's result line is printed too (default ${DEFAULT-VALUE}, at most 10).")
+    int rounds;
+
     @Override
     public Integer call() throws Exception {
         Path home = Path.of(System.getProperty("strata.home", "."));
@@ -85,6 +90,7 @@ public final class BenchPeersCommand implements Callable<Integer> {
             sizes.put("FIO_FILES", String.valueOf(BenchArgs.between("--files", files, 1, 100_000)));
         }
         BenchArgs.between("--moosefs-nice", moosefsNice, -20, 19);
+        BenchArgs.between("--rounds", rounds, 1, 10);
         List<Workload> workloads = new ArrayList<>();
         if (only == null || only.isEmpty()) {
             workloads.addAll(List.of(Workload.values()));
@@ -95,7 +101,7 @@ public final class BenchPeersCommand implements Callable<Integer> {
         }
         Path base = dir != null ? dir : Path.of(System.getProperty("java.io.tmpdir"));
         PeersBench.run(new PeersBench.Options(home, launcher, base, Path.of("/dev/shm"), sizes, workloads, !noL1,
-                Durations.parse(fioTimeout), keep, moosefsNice), BenchArgs.stdout());
+                Durations.parse(fioTimeout), keep, moosefsNice, rounds), BenchArgs.stdout());
         return 0;
     }
 

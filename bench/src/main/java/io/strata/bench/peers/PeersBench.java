@@ -29,11 +29,13 @@ import java.util.stream.Stream;
  * in a shutdown hook, so an interrupted run leaves no mount, process or namespace behind.
  *
  * <p>The workloads run round-robin: each workload runs on every system before the next one
- * starts (the order of systems rotates from workload to workload), so that background noise on
- * this shared machine hits all systems alike. Before the cold-read workloads the page cache is
+ * starts (the order of systems rotates from workload to workload and from round to round), so
+ * that background noise on this shared machine hits all systems alike. With {@code --rounds N}
+ * the whole sequence runs N times on the same clusters and the table gives each figure's median;
+ * the first round is also the one where Strata's JVMs compile their hot paths. Before the cold-read workloads the page cache is
  * dropped ({@code sync; echo 3 > /proc/sys/vm/drop_caches}).
  *
- * <p>Run {@code strata bench peers [--quick] [--no-l1] [--only W,...] [--dir DIR]}; the last line is
+ * <p>Run {@code strata bench peers [--quick] [--no-l1] [--only W,...] [--rounds N] [--dir DIR]}; the last line is
  * {@code result: <figure>_vs_moosefs=<ratio> ...}.
  */
 public final class PeersBench {
@@ -49,9 +51,11 @@ public final class PeersBench {
      * @param keep      keep the work directory's logs and fio JSON reports (the data is removed)
      * @param moosefsNice nice level of MooseFS's daemons and mount (MooseFS's own default is -19; 0 is
      *                  the level Strata's processes run at)
+     * @param rounds    how many times every workload runs on every system; with more than one the
+     *                  table and the result line give each figure's median over the rounds
      */
     public record Options(Path home, Path launcher, Path dir, Path tmpfs, Map<String, String> sizes, List<Workload> workloads,
-                          boolean l1, Duration fioTimeout, boolean keep, int moosefsNice) {
+                          boolean l1, Duration fioTimeout, boolean keep, int moosefsNice, int rounds) {
         public static Map<String, String> defaultSizes(boolean quick) {
             Map<String, String> m = new LinkedHashMap<>();
             m.put("FIO_WRITERS", "4");
@@ -119,15 +123,29 @@ public final class PeersBench {
                 }
             }
             List<String> names = new ArrayList<>(systems.keySet());
-            PeersReport report = new PeersReport(names);
-            for (int wi = 0; wi < o.workloads().size(); wi++) {
-                Workload w = o.workloads().get(wi);
-                for (int k = 0; k < names.size(); k++) {
-                    String sys = names.get((wi + k) % names.size());
-                    runOne(report, w, sys, systems.get(sys));
+            List<PeersReport> rounds = new ArrayList<>();
+            for (int round = 0; round < o.rounds(); round++) {
+                if (o.rounds() > 1) {
+                    out.println("round " + (round + 1) + " of " + o.rounds() + ":");
                 }
+                PeersReport r = new PeersReport(names);
+                for (int wi = 0; wi < o.workloads().size(); wi++) {
+                    Workload w = o.workloads().get(wi);
+                    for (int k = 0; k < names.size(); k++) {
+                        String sys = names.get((round + wi + k) % names.size());
+                        runOne(r, w, sys, systems.get(sys), round);
+                    }
+                }
+                rounds.add(r);
             }
+            PeersReport report = PeersReport.median(rounds);
             out.println();
+            if (o.rounds() > 1) {
+                for (int i = 0; i < rounds.size(); i++) {
+                    out.println("round " + (i + 1) + " " + rounds.get(i).resultLine());
+                }
+                out.println("median of the " + o.rounds() + " rounds, per system:");
+            }
             report.printTable(out);
             out.println("strata/moosefs > 1 means Strata is faster. MooseFS ran at nice " + o.moosefsNice()
                     + " (its own default is -19), Strata at 0; local = this disk's file system, tmpfs = /dev/shm.");
@@ -143,12 +161,13 @@ public final class PeersBench {
         }
     }
 
-    private void runOne(PeersReport report, Workload w, String sys, Path dir) throws Exception {
+    private void runOne(PeersReport report, Workload w, String sys, Path dir, int round) throws Exception {
         if (w.cold) {
             dropCaches();
         }
-        Path json = work.resolve("fio-" + w.file + "-" + sys + ".json");
-        Path log = work.resolve("fio-" + w.file + "-" + sys + ".log");
+        String name = "fio-" + w.file + "-" + sys + (o.rounds() > 1 ? "-r" + (round + 1) : "");
+        Path json = work.resolve(name + ".json");
+        Path log = work.resolve(name + ".log");
         List<String> cmd = w.script == null
                 ? List.of("fio", "--output-format=json", "--output=" + json, o.home().resolve("bench/fio/" + w.file + ".fio").toString())
                 : List.of("python3", o.home().resolve(w.script).toString(), dir.toString(), o.sizes().get("FIO_FILES"), json.toString());

@@ -3,6 +3,7 @@ package io.strata.bench.peers;
 import io.strata.bench.Table;
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -12,7 +13,8 @@ import java.util.Map;
  * The figures of one {@code strata bench peers} run and their table: one row per figure, one
  * column per system, then Strata/MooseFS; the last line is
  * {@code result: <figure>_vs_moosefs=<ratio> ...} for every figure ({@code n/a} where either
- * side failed). A failed run is recorded as NaN and printed as {@code failed}.
+ * side failed). A failed run is recorded as NaN and printed as {@code failed}. A run of several
+ * rounds reports each round and then their {@link #median}.
  */
 public final class PeersReport {
     public static final String MOOSEFS = "moosefs";
@@ -49,6 +51,27 @@ public final class PeersReport {
         for (Workload.Figure f : w.figures) {
             put(system, f, Double.NaN);
         }
+    }
+
+    /**
+     * Each figure's median over {@code rounds} per system (the mean of the middle two for an even
+     * count). A system that failed a figure in any round is marked failed: a median would hide it.
+     */
+    public static PeersReport median(List<PeersReport> rounds) {
+        if (rounds.isEmpty()) {
+            throw new IllegalArgumentException("no rounds");
+        }
+        PeersReport first = rounds.get(0);
+        PeersReport out = new PeersReport(first.systems);
+        for (Workload.Figure f : first.values.keySet()) {
+            for (String s : first.systems) {
+                double[] xs = rounds.stream().mapToDouble(r -> r.value(f, s)).sorted().toArray();
+                int n = xs.length;
+                boolean failed = Arrays.stream(xs).anyMatch(Double::isNaN);
+                out.put(s, f, failed ? Double.NaN : n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2);
+            }
+        }
+        return out;
     }
 
     void put(String system, Workload.Figure f, double v) {

@@ -85,6 +85,31 @@ class PeersReportTest {
     }
 
     @Test
+    void severalRoundsGiveTheMedianPerSystemAndAFailureInAnyRoundStaysVisible() {
+        Workload.Figure restore = Workload.CHECKPOINT_RESTORE.figures.get(0);
+        Workload.Figure save = Workload.CHECKPOINT_SAVE.figures.get(0);
+        double[][] strataMoosefs = {{200, 300}, {450, 280}, {420, 260}};
+        List<PeersReport> rounds = new java.util.ArrayList<>();
+        for (int i = 0; i < strataMoosefs.length; i++) {
+            PeersReport r = new PeersReport(List.of("moosefs", "strata"));
+            r.put("strata", restore, strataMoosefs[i][0]);
+            r.put("moosefs", restore, strataMoosefs[i][1]);
+            r.put("moosefs", save, 30);
+            r.put("strata", save, i == 1 ? Double.NaN : 50); // strata failed the save in round 2
+            rounds.add(r);
+        }
+        PeersReport median = PeersReport.median(rounds);
+        // 420 of (200, 420, 450) and 280 of (260, 280, 300): not the mean, not the last round
+        assertThat(median.value(restore, "strata")).isEqualTo(420);
+        assertThat(median.value(restore, "moosefs")).isEqualTo(280);
+        assertThat(median.value(save, "moosefs")).isEqualTo(30);
+        assertThat(median.resultLine()).isEqualTo("result: checkpoint_restore_vs_moosefs=1.50 checkpoint_save_vs_moosefs=n/a");
+        // an even count takes the mean of the middle two
+        assertThat(PeersReport.median(rounds.subList(0, 2)).value(restore, "strata")).isEqualTo(325);
+        assertThatThrownBy(() -> PeersReport.median(List.of())).hasMessageContaining("no rounds");
+    }
+
+    @Test
     void oneWorkerReportGivesRateAndLatenciesWithLatencyRatiosTurnedSoAboveOneIsFaster() throws IOException {
         // real output of bench/peers/small-files-one.py on tmpfs, 200 files
         Map<String, Double> tmpfs = OneWorkerJson.parse(resource("small-files-one.json"));
