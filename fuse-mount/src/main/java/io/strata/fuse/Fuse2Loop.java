@@ -84,7 +84,7 @@ final class Fuse2Loop {
      * {@code -f}, the mount point and the options, as {@code fuse_main} takes them) and serves
      * requests until the file system is unmounted.
      */
-    static void run(FuseOperations ops, Path dir, List<String> argv) throws InterruptedException {
+    static void run(FuseOperations ops, Path dir, List<String> argv) {
         Lib lib = load();
         PointerByReference mountpoint = new PointerByReference();
         Pointer fuse = lib.fuse_setup(argv.size(), argv.toArray(String[]::new), ops, Struct.size(ops), mountpoint,
@@ -107,19 +107,27 @@ final class Fuse2Loop {
         }
     }
 
-    /** Starts the first worker and waits for all of them to end. */
-    private void serve() throws InterruptedException {
+    /**
+     * Starts the first worker and waits for all of them to end, even when interrupted: the
+     * teardown after it frees what the workers use.
+     */
+    private void serve() {
         addWorker();
         boolean unmounting = false;
+        boolean interrupted = false;
         for (int joined = 0; ; ) {
             Thread w;
             synchronized (workers) {
                 if (joined == workers.size()) {
-                    return;
+                    break;
                 }
                 w = workers.get(joined);
             }
-            w.join(200);
+            try {
+                w.join(200);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
             if (!w.isAlive()) {
                 joined++;
             } else if (!unmounting && lib.fuse_session_exited(session) != 0) {
@@ -132,6 +140,9 @@ final class Fuse2Loop {
                     LOG.warn("libfuse session of {} ended but the unmount failed: {}", dir, e.getMessage());
                 }
             }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

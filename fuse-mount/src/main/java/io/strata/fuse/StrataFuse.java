@@ -81,7 +81,7 @@ final class StrataFuse extends FuseStubFS implements FuseBinding {
 
     /** Mounts and serves on Java threads ({@link Fuse2Loop}) until the file system is unmounted. */
     @Override
-    public void run(Path dir, List<String> args, boolean debug) throws InterruptedException {
+    public void run(Path dir, List<String> args, boolean debug) {
         // fuse_main's command line, as jnr-fuse's mount() builds it: foreground, the mount point, the options
         List<String> argv = new ArrayList<>(List.of("strata", "-f"));
         if (debug) {

@@ -32,11 +32,11 @@ import java.util.stream.Stream;
  * starts (the order of systems rotates from workload to workload and from round to round), so
  * that background noise on this shared machine hits all systems alike. With {@code --rounds N}
  * the whole sequence runs N times on the same clusters and the table gives each figure's median;
- * the first round is also the one where Strata's JVMs compile their hot paths. Before the cold-read workloads the page cache is
- * dropped ({@code sync; echo 3 > /proc/sys/vm/drop_caches}).
+ * the first round is also the one where Strata's JVMs compile their hot paths. Before the
+ * cold-read workloads the page cache is dropped ({@code sync; echo 3 > /proc/sys/vm/drop_caches}).
  *
- * <p>Run {@code strata bench peers [--quick] [--no-l1] [--only W,...] [--rounds N] [--dir DIR]}; the last line is
- * {@code result: <figure>_vs_moosefs=<ratio> ...}.
+ * <p>Run {@code strata bench peers [--quick] [--no-l1] [--only W,...] [--rounds N] [--dir DIR]};
+ * the last line is {@code result: <figure>_vs_moosefs=<ratio> ...}.
  */
 public final class PeersBench {
     /**
