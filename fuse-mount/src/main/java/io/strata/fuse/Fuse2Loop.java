@@ -24,8 +24,8 @@ import ru.serce.jnrfuse.struct.FuseOperations;
  * native threads, and the jnr-fuse callbacks (jffi closures) attach a native thread to the JVM
  * for one call and detach it afterwards. Every FUSE request then made and dropped a
  * {@code java.lang.Thread}, with the JVM's thread bookkeeping and stack guard pages each time
- * (5,802 thread starts during one 1 GiB read of a mount). A thread that is already a Java thread
- * is neither attached nor detached.
+ * (6,152–8,426 thread starts per 1 GiB checkpoint restore, {@code bench/probe/restore-cpu.sh}).
+ * A thread that is already a Java thread is neither attached nor detached.
  *
  * <p>So this does what {@code fuse_main} and libfuse 2.9's multi-threaded loop do, in the same
  * order, with Java workers: {@code fuse_setup} parses the options and mounts, each worker
