@@ -38,7 +38,7 @@ import ru.serce.jnrfuse.struct.FuseOperations;
 final class Fuse2Loop {
     private static final Logger LOG = LoggerFactory.getLogger(Fuse2Loop.class);
     /** Most worker threads; requests beyond wait in the kernel's queue. */
-    static final int MAX_WORKERS = 64;
+    private static final int MAX_WORKERS = 64;
     private static final int EINTR = 4;
 
     /** The libfuse 2.9 calls the loop needs (jnr-fuse binds only {@code fuse_main_real}). */

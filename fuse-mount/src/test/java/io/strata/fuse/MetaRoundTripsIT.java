@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
 import io.strata.client.StrataFileSystem;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -91,7 +93,7 @@ class MetaRoundTripsIT {
         for (int i = 0; i < files; i++) {
             Files.write(d.resolve("f" + i), data);
         }
-        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long before = threads.getTotalStartedThreadCount();
         for (int i = 0; i < files; i++) {
             Path f = d.resolve("f" + i);
