@@ -38,6 +38,8 @@ final class ClientCore implements AutoCloseable {
     private final long clientId;
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
     private final WriteBudget writeBudget;
+    /** The bytes open handles may keep of what they wrote, for the cache tier ({@link WrittenCopy}). */
+    private final WriteBudget keptBudget = new WriteBudget(KEPT_WRITTEN_TOTAL);
     private final DirCache dirs;
     private final ImmutableAttrs immutables = new ImmutableAttrs();
     private final ClientMetrics metrics;
@@ -98,6 +100,17 @@ final class ClientCore implements AutoCloseable {
 
     WriteBudget writeBudget() {
         return writeBudget;
+    }
+
+    /**
+     * What all handles of this client may keep of the files they write whole, to hand the new
+     * versions to L1 (a handle that cannot get more stops keeping its copy): 64 MiB, so that at
+     * most that much heap goes to copies, whatever number of files are open for writing.
+     */
+    static final long KEPT_WRITTEN_TOTAL = 64L << 20;
+
+    WriteBudget keptBudget() {
+        return keptBudget;
     }
 
     ClientMetrics metrics() {

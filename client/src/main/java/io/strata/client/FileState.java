@@ -141,6 +141,16 @@ final class FileState {
         return p;
     }
 
+    /** Whether {@code h} is the only handle here open for writing. */
+    boolean onlyWriter(StrataFile h) {
+        for (StrataFile o : handles) {
+            if (o != h && o.isWritable()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     synchronized void attach(StrataFile h) {
         handles.add(h);
     }

@@ -6,6 +6,7 @@ import io.strata.core.ChunkId;
 import io.strata.core.InodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.tier.WrittenContent;
 import io.strata.core.util.Futures;
 import io.strata.protocol.meta.Caller;
 import io.strata.protocol.meta.Checkpoint;
@@ -48,6 +49,8 @@ public final class StrataFile implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The content checksum as this handle writes the file (null: read-only handle). */
     private final ContentCrc content;
+    /** What this handle wrote while it is the whole file, for the cache tier (null: not kept). */
+    private final WrittenCopy kept;
     private long unpublishedEnd = -1;
     private boolean wrote;
     private long writeSeq;
@@ -63,6 +66,9 @@ public final class StrataFile implements AutoCloseable {
         this.readahead = state.policy.strict() || ra == 0 ? null
                 : new Readahead(state.layout.chunkSize(), ra, this::fetch, core.alloc());
         this.content = writable ? new ContentCrc(state.length()) : null;
+        this.kept = writable && state.length() == 0 && state.io().cache().cacheData()
+                ? state.tier.facet(WrittenContent.class).map(t -> WrittenCopy.start(t, core.keptBudget(), state.dataVersion())).orElse(null)
+                : null;
         state.attach(this);
         if (untracked()) {
             core.untrackedOpened();
@@ -105,10 +111,16 @@ public final class StrataFile implements AutoCloseable {
         return state.length();
     }
 
-    /** The file was truncated to 0 as it opened (O_TRUNC): what this handle writes from now is the whole content. */
-    void truncatedAtOpen() {
+    /**
+     * The file was truncated to 0 as it opened (O_TRUNC), which the namespace answered with data
+     * version {@code version}: what this handle writes from now is the whole content.
+     */
+    void truncatedAtOpen(long version) {
         if (content != null) {
             content.emptied();
+        }
+        if (kept != null) {
+            kept.emptied(version);
         }
     }
 
@@ -258,6 +270,9 @@ public final class StrataFile implements AutoCloseable {
         if (content != null) {
             content.wrote(pos, data);
         }
+        if (kept != null) {
+            kept.wrote(pos, data);
+        }
         CompletableFuture<Void> f = state.writes.write(pos, data);
         state.bumpEpoch();
         return f;
@@ -291,6 +306,9 @@ public final class StrataFile implements AutoCloseable {
         }
         if (content != null && size != content.length()) {
             content.forget();
+        }
+        if (kept != null) {
+            kept.drop();
         }
         return core.truncate(caller, state, size).thenAccept(a -> { });
     }
@@ -343,9 +361,16 @@ public final class StrataFile implements AutoCloseable {
                     return f.thenApply(a -> {
                         state.seen(a);
                         synchronized (this) {
-                            if (writeSeq == seq) {
+                            boolean quiet = writeSeq == seq;
+                            if (quiet) {
                                 wrote = false;
                                 unpublishedEnd = -1;
+                            }
+                            // under this handle's lock: a write that starts after this finds the
+                            // new version's blocks in the cache and drops them as it lands
+                            if (kept != null && a != null) {
+                                kept.published(a.dataVersion(), any, quiet && state.onlyWriter(this), state.inode, state.layout.chunkSize(),
+                                        state.io());
                             }
                         }
                         return a;
@@ -385,6 +410,9 @@ public final class StrataFile implements AutoCloseable {
     }
 
     private void finish() {
+        if (kept != null) {
+            kept.drop();
+        }
         if (untracked()) {
             core.untrackedClosed();
         }

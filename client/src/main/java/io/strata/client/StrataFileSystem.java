@@ -568,7 +568,7 @@ public final class StrataFileSystem implements AutoCloseable {
                 h.closeAsync();
                 throw StrataException.wrap(e);
             }
-            h.truncatedAtOpen();
+            h.truncatedAtOpen(x.dataVersion());
             return h;
         });
     }

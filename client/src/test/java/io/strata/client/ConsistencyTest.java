@@ -120,4 +120,71 @@ class ConsistencyTest {
         }
         assertThat(readerL3[0].reads.get()).as("re-reads of an immutable file come from L1").isZero();
     }
+
+    // ---- a file written whole here is read back from L1 ----
+
+    static byte[] readAll(StrataFileSystem fs, String path) {
+        try (StrataFile f = fs.openRead(path)) {
+            return read(f, 0, (int) f.size());
+        }
+    }
+
+    @Test
+    void aFileWrittenWholeHereIsReadBackFromTheCache() {
+        reader.mkdirs("/kept");
+        byte[] x = FileSystemTest.random(16 * 1024, 11);
+        FileSystemTest.writeFile(reader, "/kept/small", x);
+        readerL3[0].reset();
+        assertThat(readAll(reader, "/kept/small")).isEqualTo(x);
+        assertThat(readerL3[0].reads.get()).as("the writer's own node reads its new file from L1").isZero();
+
+        // fsync publishes a version, the writes after it and the close another: each is kept whole
+        byte[] y = FileSystemTest.random(40_000, 12);
+        try (StrataFile w = reader.create("/kept/grown")) {
+            w.write(0, y, 0, 10_000);
+            w.fsync();
+            readerL3[0].reset();
+            try (StrataFile r = reader.openRead("/kept/grown")) {
+                assertThat(read(r, 0, 10_000)).isEqualTo(Arrays.copyOf(y, 10_000));
+            }
+            assertThat(readerL3[0].reads.get()).as("the version fsync published is kept").isZero();
+            w.write(10_000, y, 10_000, 30_000);
+        }
+        readerL3[0].reset();
+        assertThat(readAll(reader, "/kept/grown")).isEqualTo(y);
+        assertThat(readerL3[0].reads.get()).as("the version close published is kept").isZero();
+        assertThat(readAll(writer, "/kept/grown")).as("another client reads the same bytes from L3").isEqualTo(y);
+    }
+
+    @Test
+    void anotherClientsChangeBetweenTwoPublishesIsNotHiddenByTheKeptCopy() {
+        reader.mkdirs("/kept2");
+        byte[] a = "AAAAAAAA".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        try (StrataFile w = reader.create("/kept2/f")) {
+            w.write(0, a, 0, a.length);
+            w.fsync(); // this version is the copy: kept
+            try (StrataFile other = writer.open("/kept2/f", EnumSet.of(OpenFlag.WRITE), 0)) {
+                other.write(0, new byte[] {'B', 'B'}, 0, 2);
+            } // the other client's close publishes the next version
+            w.write(8, new byte[] {'C'}, 0, 1);
+        } // this close's version is two above the last one this handle knew: the copy is not the file
+        assertThat(new String(readAll(reader, "/kept2/f"), java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("BBAAAAAAC");
+        assertThat(new String(readAll(writer, "/kept2/f"), java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("BBAAAAAAC");
+    }
+
+    @Test
+    void anotherHandleWritingHereKeepsTheCopyOutOfTheCache() {
+        reader.mkdirs("/kept3");
+        try (StrataFile h1 = reader.create("/kept3/f");
+             StrataFile h2 = reader.open("/kept3/f", EnumSet.of(OpenFlag.WRITE), 0)) {
+            h1.write(0, new byte[] {'a', 'a', 'a', 'a'}, 0, 4);
+            h2.write(4, new byte[] {'b', 'b'}, 0, 2);
+            h1.fsync(); // sends both handles' writes; h1's copy holds only its own four bytes
+            readerL3[0].reset();
+            try (StrataFile r = reader.openRead("/kept3/f")) {
+                assertThat(new String(read(r, 0, 6), java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("aaaabb");
+            }
+        }
+        assertThat(new String(readAll(reader, "/kept3/f"), java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("aaaabb");
+    }
 }

@@ -31,6 +31,8 @@ import java.util.function.ToDoubleFunction;
  * <li>{@code strata.l1.range.reads}: small reads that missed and fetched only their bytes from
  *     below (also counted as {@code hits{tier=below}} with those bytes), see
  *     {@link L1Config.SmallMiss}.</li>
+ * <li>{@code strata.l1.written.kept.bytes}: bytes of files this node's client wrote and published,
+ *     put in memory as the file's new data version ({@link io.strata.core.tier.WrittenContent}).</li>
  * </ul>
  */
 final class L1Metrics implements AutoCloseable {
@@ -55,6 +57,7 @@ final class L1Metrics implements AutoCloseable {
     final Counter flushedBytes;
     final Counter flushes;
     final Counter flushFailures;
+    final Counter keptWrittenBytes;
 
     L1Metrics(MeterRegistry registry, String cache) {
         this.registry = registry;
@@ -70,6 +73,7 @@ final class L1Metrics implements AutoCloseable {
         flushedBytes = counter("strata.l1.writeback.flushed.bytes", "absorbed bytes written to the tier below");
         flushes = counter("strata.l1.writeback.flushes", "writes sent to the tier below by write-back (after coalescing)");
         flushFailures = counter("strata.l1.writeback.failures", "failed write-back flush attempts (retried; kept until they succeed)");
+        keptWrittenBytes = counter("strata.l1.written.kept.bytes", "bytes of files this node wrote and published, cached as their new version");
     }
 
     private Counter counter(String name, String help, String... tags) {

@@ -21,6 +21,7 @@ import io.strata.core.tier.FileChunks;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
 import io.strata.core.tier.TierKind;
+import io.strata.core.tier.WrittenContent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -93,6 +94,8 @@ public final class L1Tier implements Tier {
      * checks at least one 64 KiB CRC block for any read, and each request has its round trip.
      */
     static final int RANGE_COST_FLOOR = 64 * 1024;
+    /** The largest file a client hands over as it publishes it, unless a block is larger ({@link WrittenContent}). */
+    static final int KEPT_WRITTEN_MAX = 1 << 20;
     private volatile boolean closed;
 
     /** An L1 tier over {@code below}, with the resources of {@code config}; opens (or creates) the NVMe tier. */
@@ -584,12 +587,69 @@ public final class L1Tier implements Tier {
         return r.whenComplete((v, e) -> epochs.end(inode, index));
     }
 
+    // ---- a file's content from the client that wrote it ----
+
+    /**
+     * L1 as {@link WrittenContent}: a small file (up to {@link #KEPT_WRITTEN_MAX} or one block,
+     * and a sixteenth of memory) that this node's client wrote whole and published is put in
+     * memory under its new data version, block by block as fetches from below would have put it,
+     * so that reading it back here (a small file created and then read, a dataset written and
+     * then loaded) needs no fetch. Memory only: NVMe fills from reads, as before.
+     */
+    private final WrittenContent writtenContent = new WrittenContent() {
+        @Override
+        public int maxBytes() {
+            long max = Math.min(Math.max(KEPT_WRITTEN_MAX, config.blockSize().bytes()), config.memory().bytes() / 16);
+            return closed ? 0 : (int) max;
+        }
+
+        @Override
+        public void published(InodeId inode, int chunkSize, ByteBuf content, IoOptions io) {
+            keepWritten(inode.value(), chunkSize, content, io);
+        }
+    };
+
+    /**
+     * Splits {@code content} (borrowed), the whole file at {@code io.dataVersion()}, into the
+     * blocks a read would fetch (a block is the chunk's bytes in its range, shorter where the file
+     * ends) and puts them in memory, each unless a change of its chunk is in flight here.
+     */
+    private void keepWritten(long inode, int chunkSize, ByteBuf content, IoOptions io) {
+        int len = content.readableBytes();
+        if (closed || !io.cache().cacheData() || len == 0 || len > writtenContent.maxBytes()) {
+            return;
+        }
+        long ttl = ttlNanos(io.cache());
+        int b = Math.min(config.blockSize().toIntExact(), chunkSize);
+        int pos = 0;
+        while (pos < len) {
+            int chunk = pos / chunkSize;
+            int block = (pos - chunk * chunkSize) / b;
+            int n = (int) Math.min(Math.min(b, (long) (chunk + 1) * chunkSize - pos), len - pos);
+            BlockKey k = new BlockKey(inode, io.dataVersion(), chunk, block);
+            ByteBuf blk = BlockBuf.allocate(n);
+            try {
+                blk.writeBytes(content, content.readerIndex() + pos, n);
+                ByteBuf ro = blk.asReadOnly();
+                if (epochs.ifCurrent(epochs.stamp(inode, chunk), () -> memory.put(k, ro, ttl))) {
+                    metrics.keptWrittenBytes.increment(n);
+                }
+            } finally {
+                blk.release();
+            }
+            pos += n;
+        }
+    }
+
     // ---- stats and drop (strata cache stat|drop) ----
 
-    /** L1 exposes {@link CacheControl}. */
+    /** L1 exposes {@link CacheControl} and {@link WrittenContent}. */
     @Override
     public <T> Optional<T> facet(Class<T> type) {
-        return type == CacheControl.class ? Optional.of(type.cast(cacheControl)) : Optional.empty();
+        if (type == CacheControl.class) {
+            return Optional.of(type.cast(cacheControl));
+        }
+        return type == WrittenContent.class ? Optional.of(type.cast(writtenContent)) : Optional.empty();
     }
 
     /**

@@ -11,12 +11,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.strata.core.DataSize;
+import io.strata.core.InodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.CacheHints;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.Tier;
+import io.strata.core.tier.WrittenContent;
 import io.strata.core.util.Futures;
 import io.strata.testing.Buffers;
 import java.util.ArrayList;
@@ -248,6 +250,31 @@ class L1TierTest extends FileTierFixture {
         l1.close();
         assertThatThrownBy(() -> Futures.join(l1.readAsync(chunk(1, 0, CHUNK), 0, 1, io(1)), Fixture.T))
                 .isInstanceOf(StrataException.class).extracting(e -> ((StrataException) e).status()).isEqualTo(Status.SHUTTING_DOWN);
+    }
+
+    @Test
+    void aFileItsClientPublishedIsKeptBlockByBlockAsItsNewVersion() {
+        WrittenContent w = l1.facet(WrittenContent.class).orElseThrow();
+        assertThat(w.maxBytes()).as("a sixteenth of its 4 MiB of memory").isEqualTo(256 * 1024);
+        InodeId inode = new InodeId(31);
+        byte[] data = bytes(31, CHUNK + 5000); // chunk 0 whole, then 4096 + 904 bytes of chunk 1
+        ChunkAddress c0 = chunk(31, 0, CHUNK);
+        ChunkAddress c1 = chunk(31, 1, CHUNK);
+        write(below, c0, 0, Arrays.copyOf(data, CHUNK), io(1));
+        write(below, c1, 0, Arrays.copyOfRange(data, CHUNK, data.length), io(1));
+        w.published(inode, CHUNK, Unpooled.wrappedBuffer(data), io(2));
+        assertThat(ctx.meters().get("strata.l1.written.kept.bytes").counter().count()).isEqualTo(data.length);
+        assertThat(read(l1, c0, 0, CHUNK, io(2))).isEqualTo(Arrays.copyOf(data, CHUNK));
+        assertThat(read(l1, c1, 0, CHUNK, io(2))).isEqualTo(Arrays.copyOfRange(data, CHUNK, data.length));
+        assertThat(read(l1, c1, 4000, 200, io(2))).isEqualTo(Arrays.copyOfRange(data, CHUNK + 4000, CHUNK + 4200));
+        assertThat(below.reads.get()).as("every block of version 2 was in memory").isZero();
+        assertThat(read(l1, c0, 0, 4096, io(1))).as("version 1 was not touched: fetched").isEqualTo(Arrays.copyOf(data, 4096));
+        assertThat(below.reads.get()).isEqualTo(1);
+
+        // strict files are never cached, nor is a file larger than the tier takes
+        w.published(new InodeId(32), CHUNK, Unpooled.wrappedBuffer(bytes(32, 100)), io(1, CacheHints.BYPASS));
+        w.published(new InodeId(33), CHUNK, Unpooled.wrappedBuffer(new byte[w.maxBytes() + 1]), io(1));
+        assertThat(ctx.meters().get("strata.l1.written.kept.bytes").counter().count()).isEqualTo(data.length);
     }
 
     /** A tier whose reads wait for a gate (to line up concurrent misses); {@code reads} counts those that passed it. */
