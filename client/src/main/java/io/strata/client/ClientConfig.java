@@ -31,7 +31,7 @@ import java.util.Optional;
  * io-timeout = "30s"              # one data call (read, write, fsync) fails with TIMEOUT after this
  * meta-timeout = "30s"            # one namespace call, retries on other instances included
  * attempt-timeout = "5s"          # one attempt on one storage replica before the next is tried
- * read-policy = "random"          # which replica a read tries first: random | round-robin | prefer-local
+ * read-policy = "by-chunk"        # which replica a read tries first: by-chunk | random | round-robin | prefer-local
  * readahead = "16MiB"             # largest readahead window of a sequentially read file (0: off)
  * write-buffer = "4MiB"           # contiguous writes gathered per file before they are sent (0: off)
  * write-buffer-total = "256MiB"   # all files' gathered writes; past it writes go straight through
@@ -97,7 +97,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
     /** Defaults with the given meta addresses and static routing (tests, tools). */
     public static ClientConfig of(List<InetSocketAddress> meta, RoutingInfo routing) {
         return new ClientConfig("client", meta, List.of(), Optional.of(routing), Duration.ofSeconds(30), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
+                Duration.ofSeconds(5), ReadPolicy.BY_CHUNK, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
                 Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
                 StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty(), Optional.empty());
     }
@@ -105,7 +105,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
     /** Defaults with the given meta addresses and cluster manager peers. */
     public static ClientConfig ofManager(List<InetSocketAddress> meta, List<InetSocketAddress> mgmtd) {
         return new ClientConfig("client", meta, mgmtd, Optional.empty(), Duration.ofSeconds(30), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), ReadPolicy.RANDOM, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
+                Duration.ofSeconds(5), ReadPolicy.BY_CHUNK, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
                 Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
                 StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty(), Optional.empty());
     }
@@ -126,7 +126,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         Duration io = c.duration("io-timeout", Duration.ofSeconds(30), Duration.ofMillis(10), Duration.ofHours(1));
         Duration metaTimeout = c.duration("meta-timeout", Duration.ofSeconds(30), Duration.ofMillis(10), Duration.ofHours(1));
         Duration attempt = c.duration("attempt-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));
-        ReadPolicy policy = c.choice("read-policy", ReadPolicy.RANDOM, ReadPolicy.class);
+        ReadPolicy policy = c.choice("read-policy", ReadPolicy.BY_CHUNK, ReadPolicy.class);
         DataSize readahead = c.size("readahead", DataSize.ofMiB(16), DataSize.ZERO, DataSize.ofGiB(1));
         DataSize wb = c.size("write-buffer", DataSize.ofMiB(4), DataSize.ZERO, DataSize.ofMiB(256));
         DataSize wbTotal = c.size("write-buffer-total", DataSize.ofMiB(256), DataSize.ZERO, DataSize.ofGiB(64));

@@ -56,7 +56,7 @@ class StorageLinearizabilityIT {
             for (int i = 1; i <= 3; i++) {
                 armDelaysAndDuplicates(cluster.context(i).faults(), rules);
             }
-            ReadPolicy[] policies = {ReadPolicy.RANDOM, ReadPolicy.ROUND_ROBIN, ReadPolicy.PREFER_LOCAL, ReadPolicy.RANDOM,
+            ReadPolicy[] policies = {ReadPolicy.RANDOM, ReadPolicy.ROUND_ROBIN, ReadPolicy.PREFER_LOCAL, ReadPolicy.BY_CHUNK,
                     ReadPolicy.ROUND_ROBIN};
             List<StorageClient> clients = new ArrayList<>();
             for (int c = 0; c < CLIENTS; c++) {

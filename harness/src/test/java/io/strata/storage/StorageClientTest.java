@@ -108,6 +108,41 @@ class StorageClientTest {
         assertThat(versionsSeen).containsExactly(1L);
     }
 
+    @Test
+    void byChunkReadsEachChunkFromOneReplicaAndSpreadsTheChunks() {
+        StorageClient w = f.client("w2", StorageClientOptions.DEFAULTS);
+        List<ChunkAddress> chunks = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            ChunkAddress a = StorageCluster.chunk(52, i, 1, SIZE);
+            ByteBuf b = Unpooled.wrappedBuffer(new byte[]{(byte) i});
+            Futures.join(w.writeAsync(a, 0, b, IO));
+            b.release();
+            chunks.add(a);
+        }
+        StorageClient c1 = f.client("bc1", StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.BY_CHUNK));
+        StorageClient c2 = f.client("bc2", StorageClientOptions.DEFAULTS.withReadPolicy(ReadPolicy.BY_CHUNK));
+        int[] servedBy = new int[4];
+        for (ChunkAddress a : chunks) {
+            double[] before = reads();
+            for (int i = 0; i < 3; i++) {
+                Futures.join(c1.readAsync(a, 0, 1, IO)).release();
+                Futures.join(c2.readAsync(a, 0, 1, IO)).release();
+            }
+            double[] after = reads();
+            int node = 0;
+            for (int n = 1; n <= 3; n++) {
+                if (after[n] - before[n] > 0) {
+                    assertThat(after[n] - before[n]).as("chunk %s: both clients read it from node %d only", a.id(), n).isEqualTo(6.0);
+                    node = n;
+                }
+            }
+            servedBy[node]++;
+        }
+        for (int n = 1; n <= 3; n++) {
+            assertThat(servedBy[n]).as("node %d serves some of the 30 chunks", n).isBetween(3, 20);
+        }
+    }
+
     double[] reads() {
         double[] out = new double[4];
         for (int n = 1; n <= 3; n++) {

@@ -7,5 +7,11 @@ public enum ReadPolicy {
     /** Replicas in turn, per client. */
     ROUND_ROBIN,
     /** A replica on the client's own host when there is one, else random. */
-    PREFER_LOCAL
+    PREFER_LOCAL,
+    /**
+     * The replica the chunk's id picks: every client reads a chunk from the same replica (while
+     * the chain's serving replicas stay the same), so each node's page cache holds its share of
+     * the chunks instead of all of them; load spreads over chunks instead of over reads.
+     */
+    BY_CHUNK
 }

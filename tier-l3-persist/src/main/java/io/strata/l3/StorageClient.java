@@ -208,7 +208,7 @@ public final class StorageClient implements Tier {
         return withBudget(io, length, () -> retry(io, "read " + chunk.id(), (attempt, budget) -> {
             RoutingInfo r = routing.current();
             ChainInfo c = r.chain(chunk.chain());
-            List<TargetId> replicas = order(r, r.readable(c.id()), start, pick, replica);
+            List<TargetId> replicas = order(r, r.readable(c.id()), start, pick, chunk, replica);
             if (replicas.isEmpty()) {
                 throw new StrataException(Status.NOT_SERVING, c.id() + " has no serving replica in routing v" + r.version());
             }
@@ -230,7 +230,8 @@ public final class StorageClient implements Tier {
     }
 
     /** The read order for one call: the policy's first choice, then the others in chain order. */
-    private List<TargetId> order(RoutingInfo r, List<TargetId> readable, int rr, long random, Optional<TargetId> forced) {
+    private List<TargetId> order(RoutingInfo r, List<TargetId> readable, int rr, long random, ChunkAddress chunk,
+                                 Optional<TargetId> forced) {
         List<TargetId> out = new ArrayList<>(readable);
         if (out.isEmpty()) {
             return out;
@@ -238,6 +239,7 @@ public final class StorageClient implements Tier {
         int first = switch (options.readPolicy()) {
             case ROUND_ROBIN -> Math.floorMod(rr, out.size());
             case RANDOM -> (int) Math.floorMod(random, (long) out.size());
+            case BY_CHUNK -> (int) Math.floorMod(chunkMix(chunk), (long) out.size());
             case PREFER_LOCAL -> {
                 int local = -1;
                 for (int i = 0; i < out.size() && options.localHost() != null; i++) {
@@ -254,6 +256,15 @@ public final class StorageClient implements Tier {
         }
         java.util.Collections.rotate(out, -first);
         return out;
+    }
+
+    /** A well-spread hash of the chunk's id (inode and index), for {@link ReadPolicy#BY_CHUNK}. */
+    static long chunkMix(ChunkAddress chunk) {
+        long h = chunk.id().inode().value() * 0x9E3779B97F4A7C15L + chunk.id().index();
+        h ^= h >>> 33;
+        h *= 0xFF51AFD7ED558CCDL;
+        h ^= h >>> 33;
+        return h;
     }
 
     /** Routing that knows {@code chain}: the current one, else a refreshed one (a client that just started has none yet). */
