@@ -209,6 +209,31 @@ class PipelineFailureTest {
     }
 
     @Test
+    void aFirstVersionThatEveryReplicaFailedToStoreLeavesTheChunkWritable() {
+        try (StorageCluster f = StorageCluster.builder(dir, 87).nodes(3).chains(1).start()) {
+            StorageClient c = f.client("c");
+            ChunkAddress a = StorageCluster.chunk(97, 0, 1, SIZE);
+            Fault full = new Fault.Fail(new StrataException(Status.NO_SPACE, "injected: no space left on device"));
+            List<FaultInjector.Rule> rules = new ArrayList<>();
+            for (int n = 1; n <= 3; n++) {
+                rules.add(f.context(n).faults().arm(ChunkEngine.DATA_WRITE, full).times(1));
+            }
+            // every replica fails to store the chunk's first version; the replicas that forwarded
+            // it catch up from a tail that has nothing either (the client's retry may then succeed)
+            Futures.join(write(c, a, 1).handle((v, e) -> null));
+            for (FaultInjector.Rule r : rules) {
+                assertThat(r.fired()).isEqualTo(1);
+            }
+            Futures.join(write(c, a, 2));
+            ChunkStat tail = stat(c, a, 3);
+            assertIdentical(c, a, tail.committedVersion());
+            for (int n = 1; n <= 3; n++) {
+                assertThat(read(c, a, n)[0]).as("read trying node %d first", n).isEqualTo(2);
+            }
+        }
+    }
+
+    @Test
     void aReplicaWhoseStoreFailedServesNothingWhileItsForwardIsStillOnItsWay() throws Exception {
         // forwards wait for their answer as long as the write may take, without a retry that would shorten the wait
         try (StorageCluster f = StorageCluster.builder(dir, 86).nodes(3).chains(1).forwardTimeout(Duration.ofSeconds(30)).start()) {

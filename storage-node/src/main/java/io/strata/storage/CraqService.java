@@ -547,13 +547,17 @@ final class CraqService {
                             throw new StrataException(Status.INTERNAL, "catching up chunk " + a.id() + " from the tail: v"
                                     + d.version() + " is a removal but came with " + data.readableBytes() + " bytes");
                         }
-                        // a removal is installed as one: an empty version would make this replica list
-                        // and stat the chunk as existing while its peers hold a tombstone
-                        ChunkVersion like = d.removed() ? ChunkVersion.tombstone(d.version(), request)
-                                : ChunkEngine.versionOf(d.version(), data, request);
-                        installed = d.version() == 0 ? engine.dropAsync(meta)
-                                : engine.installAsync(meta, a.chunkSize(), like, data,
-                                same ? remembering(meta.recent(), missed) : meta.recent(), view.version());
+                        if (d.version() == 0) {
+                            // the tail never stored the chunk (its first version failed everywhere)
+                            installed = engine.dropAsync(meta);
+                        } else {
+                            // a removal is installed as one: an empty version would make this replica list
+                            // and stat the chunk as existing while its peers hold a tombstone
+                            ChunkVersion like = d.removed() ? ChunkVersion.tombstone(d.version(), request)
+                                    : ChunkEngine.versionOf(d.version(), data, request);
+                            installed = engine.installAsync(meta, a.chunkSize(), like, data,
+                                    same ? remembering(meta.recent(), missed) : meta.recent(), view.version());
+                        }
                     } catch (RuntimeException e) {
                         installed = CompletableFuture.failedFuture(e);
                     }
