@@ -275,6 +275,13 @@ public final class StrataFile implements AutoCloseable {
         }
         CompletableFuture<Void> f = state.writes.write(pos, data);
         state.bumpEpoch();
+        if (kept != null) {
+            f = f.whenComplete((v, e) -> {
+                if (e != null) {
+                    kept.drop();
+                }
+            });
+        }
         return f;
     }
 
@@ -333,9 +340,20 @@ public final class StrataFile implements AutoCloseable {
 
     /**
      * Sends gathered writes, flushes L1 write-back, then (if anything was written) publishes the
-     * length through the namespace: fsync, or close when {@code end}.
+     * length through the namespace: fsync, or close when {@code end}. A failure drops the
+     * handle's {@link WrittenCopy}.
      */
     private CompletableFuture<InodeAttrs> publish(boolean end) {
+        CompletableFuture<InodeAttrs> p = publishing(end);
+        // a write that failed (reported now, once) left bytes in the copy that no tier has
+        return kept == null ? p : p.whenComplete((a, e) -> {
+            if (e != null) {
+                kept.drop();
+            }
+        });
+    }
+
+    private CompletableFuture<InodeAttrs> publishing(boolean end) {
         return state.writes.flush()
                 .thenCompose(v -> state.tier.flushAsync(state.inode, state.io()))
                 .thenCompose(v -> {

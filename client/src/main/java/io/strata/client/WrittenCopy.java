@@ -60,6 +60,8 @@ final class WrittenCopy {
         if (bytes != null) {
             bytes.clear();
             version = v;
+            budget.release(held);
+            held = 0;
         }
     }
 
@@ -84,7 +86,10 @@ final class WrittenCopy {
         }
     }
 
-    /** Stops keeping the bytes (a truncate, the handle's close) and gives back their budget. */
+    /**
+     * Stops keeping the bytes (a truncate, a failed write or publish: bytes the copy holds may not
+     * have reached the tiers; the handle's close) and gives back their budget.
+     */
     synchronized void drop() {
         if (bytes != null) {
             bytes.release();

@@ -187,4 +187,30 @@ class ConsistencyTest {
         }
         assertThat(new String(readAll(reader, "/kept3/f"), java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("aaaabb");
     }
+
+    @Test
+    void aWriteThatFailedLeavesNoCopyOfItsBytesInTheCache() {
+        reader.mkdirs("/kept4");
+        byte[] a = FileSystemTest.random(100, 41);
+        byte[] b = FileSystemTest.random(10, 42);
+        try (StrataFile w = reader.create("/kept4/f")) {
+            w.write(0, a, 0, a.length); // gathered
+            for (int n = 1; n <= 3; n++) {
+                cluster.cluster.storage().context(n).faults().arm(io.strata.storage.engine.ChunkEngine.DATA_WRITE,
+                        new io.strata.core.fault.Fault.Fail(new io.strata.core.StrataException(io.strata.core.Status.NO_SPACE,
+                                "No space left on device (injected)")));
+            }
+            try {
+                org.assertj.core.api.Assertions.assertThatThrownBy(w::fsync).isInstanceOf(io.strata.core.StrataException.class);
+            } finally {
+                for (int n = 1; n <= 3; n++) {
+                    cluster.cluster.storage().context(n).faults().disarmAll();
+                }
+            }
+            w.write(a.length, b, 0, b.length); // the failure was reported: this close publishes
+        }
+        byte[] stored = readAll(writer, "/kept4/f");
+        assertThat(stored).as("the first 100 bytes never reached L3").hasSize(110).startsWith(new byte[100]);
+        assertThat(readAll(reader, "/kept4/f")).as("the writer's node reads what L3 has, not what it tried to write").isEqualTo(stored);
+    }
 }
