@@ -171,12 +171,12 @@ final class FuseOps {
 
     FuseOps(StrataFileSystem fs, String root, MeterRegistry meters, Duration dirAttrTtl, Duration entryTtl) {
         this.knownFiles = entryTtl.isZero() ? null
-                : Caffeine.newBuilder().expireAfterWrite(entryTtl).maximumSize(100_000).build();
+                : Caffeine.newBuilder().expireAfterWrite(entryTtl).maximumSize(100_000).executor(Runnable::run).build();
         this.fs = fs;
         this.root = root.equals("/") ? "" : (root.endsWith("/") ? root.substring(0, root.length() - 1) : root);
         this.metaBound = fs.config().metaTimeout().plusSeconds(1);
         this.dirAttrs = dirAttrTtl.isZero() ? null
-                : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).build();
+                : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
         this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
         this.meters = meters;
         this.slowOps = fs.slowOps();

@@ -68,7 +68,8 @@ final class ReadAhead {
     private final CopyStore store;
     private final int self;
     private final Executor executor;
-    private final Cache<Long, Run> runs = Caffeine.newBuilder().maximumSize(4096).expireAfterAccess(Duration.ofSeconds(30)).build();
+    private final Cache<Long, Run> runs = Caffeine.newBuilder().maximumSize(4096).expireAfterAccess(Duration.ofSeconds(30))
+            .executor(Runnable::run).build();
     private final AtomicLong hinted = new AtomicLong();
     private volatile boolean broken;
 

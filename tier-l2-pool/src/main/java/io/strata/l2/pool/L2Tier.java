@@ -97,7 +97,8 @@ public final class L2Tier implements Tier, StagingControl {
     private final long clientId;
     private final AtomicLong seq = new AtomicLong();
     private final ConcurrentHashMap<InodeId, Staged> staged = new ConcurrentHashMap<>();
-    private final Cache<InodeId, Seen> records = Caffeine.newBuilder().maximumSize(16_384).expireAfterWrite(Duration.ofSeconds(30)).build();
+    private final Cache<InodeId, Seen> records = Caffeine.newBuilder().maximumSize(16_384).expireAfterWrite(Duration.ofSeconds(30))
+            .executor(Runnable::run).build();
     private final Counter writeThrough;
     private final Counter moved;
     private final Counter cachedHit;
