@@ -22,8 +22,8 @@ final class WrittenCopy {
     private final WrittenContent tier;
     private final WriteBudget budget;
     private final int max;
-    /** The bytes written so far; null once dropped. */
-    private ByteBuf bytes;
+    /** The bytes written so far (allocated at the first write); null once dropped. */
+    private ByteBuf bytes = Unpooled.EMPTY_BUFFER;
     /** The data version the file had after the last change this handle knows was the only one. */
     private long version;
     private long held;
@@ -33,7 +33,6 @@ final class WrittenCopy {
         this.budget = budget;
         this.max = tier.maxBytes();
         this.version = version;
-        this.bytes = Unpooled.buffer(Math.min(max, 16 * 1024), max);
     }
 
     /** A copy for a handle that opened an empty file at {@code version}; null when the tier keeps none. */
@@ -52,6 +51,9 @@ final class WrittenCopy {
             return;
         }
         held += n;
+        if (bytes.maxCapacity() == 0) {
+            bytes = Unpooled.buffer(Math.max(n, Math.min(max, 16 * 1024)), max);
+        }
         bytes.writeBytes(data, data.readerIndex(), n);
     }
 
