@@ -94,10 +94,13 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         }
     }
 
+    /** {@code read-policy} when the config does not say: each chunk read from the replica its id picks. */
+    public static final ReadPolicy DEFAULT_READ_POLICY = ReadPolicy.BY_CHUNK;
+
     /** Defaults with the given meta addresses and static routing (tests, tools). */
     public static ClientConfig of(List<InetSocketAddress> meta, RoutingInfo routing) {
         return new ClientConfig("client", meta, List.of(), Optional.of(routing), Duration.ofSeconds(30), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), ReadPolicy.BY_CHUNK, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
+                Duration.ofSeconds(5), DEFAULT_READ_POLICY, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
                 Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
                 StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty(), Optional.empty());
     }
@@ -105,7 +108,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
     /** Defaults with the given meta addresses and cluster manager peers. */
     public static ClientConfig ofManager(List<InetSocketAddress> meta, List<InetSocketAddress> mgmtd) {
         return new ClientConfig("client", meta, mgmtd, Optional.empty(), Duration.ofSeconds(30), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), ReadPolicy.BY_CHUNK, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
+                Duration.ofSeconds(5), DEFAULT_READ_POLICY, DataSize.ofMiB(16), DataSize.ofMiB(4), DataSize.ofMiB(256),
                 Duration.ofSeconds(1), Optional.empty(), RpcOptions.DEFAULTS,
                 StorageClientOptions.DEFAULT_IN_FLIGHT, Optional.empty(), Optional.empty());
     }
@@ -126,7 +129,7 @@ public record ClientConfig(String name, List<InetSocketAddress> meta, List<InetS
         Duration io = c.duration("io-timeout", Duration.ofSeconds(30), Duration.ofMillis(10), Duration.ofHours(1));
         Duration metaTimeout = c.duration("meta-timeout", Duration.ofSeconds(30), Duration.ofMillis(10), Duration.ofHours(1));
         Duration attempt = c.duration("attempt-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofHours(1));
-        ReadPolicy policy = c.choice("read-policy", ReadPolicy.BY_CHUNK, ReadPolicy.class);
+        ReadPolicy policy = c.choice("read-policy", DEFAULT_READ_POLICY, ReadPolicy.class);
         DataSize readahead = c.size("readahead", DataSize.ofMiB(16), DataSize.ZERO, DataSize.ofGiB(1));
         DataSize wb = c.size("write-buffer", DataSize.ofMiB(4), DataSize.ZERO, DataSize.ofMiB(256));
         DataSize wbTotal = c.size("write-buffer-total", DataSize.ofMiB(256), DataSize.ZERO, DataSize.ofGiB(64));

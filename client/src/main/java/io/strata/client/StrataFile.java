@@ -270,12 +270,14 @@ public final class StrataFile implements AutoCloseable {
         if (content != null) {
             content.wrote(pos, data);
         }
-        if (kept != null) {
+        // a dropped copy (a file past its size, a write out of order) costs a write nothing more
+        boolean keeping = kept != null && kept.live();
+        if (keeping) {
             kept.wrote(pos, data);
         }
         CompletableFuture<Void> f = state.writes.write(pos, data);
         state.bumpEpoch();
-        if (kept != null) {
+        if (keeping) {
             f = f.whenComplete((v, e) -> {
                 if (e != null) {
                     kept.drop();

@@ -11,8 +11,9 @@ import io.strata.core.tier.WrittenContent;
  * the file's new version to the cache tier ({@link WrittenContent}) and a read on this node need
  * not fetch back what was just written.
  *
- * <p>They are the whole file while: the file was empty when the handle opened (or was truncated
- * to 0 as it opened), every write appended at the end of what was written before, they fit in
+ * <p>They are the whole file while: the file's length was 0 when the handle opened (the handle
+ * of an O_TRUNC open of a file with bytes keeps no copy; the truncate at open restarts one that
+ * is kept, {@link #emptied}), every write appended at the end of what was written before, they fit in
  * the tier's {@link WrittenContent#maxBytes} and in the client's budget, no truncate went through
  * this handle, and every publish of the file since was this handle's own: the namespace answered
  * each with the data version one above the one before. Once any of this fails the copy is
@@ -24,6 +25,8 @@ final class WrittenCopy {
     private final int max;
     /** The bytes written so far (allocated at the first write); null once dropped. */
     private ByteBuf bytes = Unpooled.EMPTY_BUFFER;
+    /** False once dropped: read without the lock on every write of the handle. */
+    private volatile boolean live = true;
     /** The data version the file had after the last change this handle knows was the only one. */
     private long version;
     private long held;
@@ -38,6 +41,11 @@ final class WrittenCopy {
     /** A copy for a handle that opened an empty file at {@code version}; null when the tier keeps none. */
     static WrittenCopy start(WrittenContent tier, WriteBudget budget, long version) {
         return tier.maxBytes() <= 0 ? null : new WrittenCopy(tier, budget, version);
+    }
+
+    /** Whether the copy is still kept (a dropped copy stays dropped). */
+    boolean live() {
+        return live;
     }
 
     /** Bytes {@code data} (borrowed, indexes untouched) are being written at {@code pos}. */
@@ -93,6 +101,7 @@ final class WrittenCopy {
      * have reached the tiers; the handle's close) and gives back their budget.
      */
     synchronized void drop() {
+        live = false;
         if (bytes != null) {
             bytes.release();
             bytes = null;

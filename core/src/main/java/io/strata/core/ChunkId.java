@@ -21,6 +21,23 @@ public record ChunkId(InodeId inode, int index) implements Comparable<ChunkId> {
         return new ChunkId(InodeId.of(inode), index);
     }
 
+    /**
+     * A well-spread 64-bit hash of (inode, index), for spreading chunks over stripes or replicas
+     * in memory. Not stable across versions: never persist it.
+     */
+    public static long mix(long inode, int index) {
+        long h = inode * 0x9E3779B97F4A7C15L ^ ((long) index * 0xC2B2AE3D27D4EB4FL);
+        h ^= h >>> 31;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 29;
+        return h;
+    }
+
+    /** {@link #mix(long, int)} of this chunk. */
+    public long mix() {
+        return mix(inode.value(), index);
+    }
+
     @Override
     public int compareTo(ChunkId o) {
         int c = inode.compareTo(o.inode);

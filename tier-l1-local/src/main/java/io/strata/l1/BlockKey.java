@@ -60,16 +60,4 @@ record BlockKey(long inode, long dataVersion, int chunk, int block) {
         return h;
     }
 
-    /** Hash of (inode, chunk), ignoring data version and block: the stripe of {@link Epochs}. */
-    long chunkMix() {
-        return chunkMix(inode, chunk);
-    }
-
-    static long chunkMix(long inode, int chunk) {
-        long h = inode * 0x9E3779B97F4A7C15L ^ ((long) chunk * 0xC2B2AE3D27D4EB4FL);
-        h ^= h >>> 31;
-        h *= 0xff51afd7ed558ccdL;
-        h ^= h >>> 29;
-        return h;
-    }
 }

@@ -1,5 +1,7 @@
 package io.strata.l1;
 
+import io.strata.core.ChunkId;
+
 /**
  * Keeps a block fetched before a change from entering the cache after it. Chunks map to one of
  * {@value #STRIPES} stripes, each with a version and a count of changes in flight. A reader takes
@@ -27,7 +29,7 @@ final class Epochs {
     }
 
     static int stripe(long inode, int chunk) {
-        return (int) (BlockKey.chunkMix(inode, chunk) & (STRIPES - 1));
+        return (int) (ChunkId.mix(inode, chunk) & (STRIPES - 1));
     }
 
     Stamp stamp(long inode, int chunk) {

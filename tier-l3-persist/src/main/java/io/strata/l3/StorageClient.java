@@ -239,7 +239,7 @@ public final class StorageClient implements Tier {
         int first = switch (options.readPolicy()) {
             case ROUND_ROBIN -> Math.floorMod(rr, out.size());
             case RANDOM -> (int) Math.floorMod(random, (long) out.size());
-            case BY_CHUNK -> (int) Math.floorMod(chunkMix(chunk), (long) out.size());
+            case BY_CHUNK -> (int) Math.floorMod(chunk.id().mix(), (long) out.size());
             case PREFER_LOCAL -> {
                 int local = -1;
                 for (int i = 0; i < out.size() && options.localHost() != null; i++) {
@@ -256,15 +256,6 @@ public final class StorageClient implements Tier {
         }
         java.util.Collections.rotate(out, -first);
         return out;
-    }
-
-    /** A well-spread hash of the chunk's id (inode and index), for {@link ReadPolicy#BY_CHUNK}. */
-    static long chunkMix(ChunkAddress chunk) {
-        long h = chunk.id().inode().value() * 0x9E3779B97F4A7C15L + chunk.id().index();
-        h ^= h >>> 33;
-        h *= 0xFF51AFD7ED558CCDL;
-        h ^= h >>> 33;
-        return h;
     }
 
     /** Routing that knows {@code chain}: the current one, else a refreshed one (a client that just started has none yet). */
