@@ -218,6 +218,12 @@ final class ClientCore implements AutoCloseable {
         return files.get(inode);
     }
 
+    /** Whether a handle of this client has {@code inode} open for writing. */
+    boolean writingHere(InodeId inode) {
+        FileState s = files.get(inode);
+        return s != null && s.hasWriter();
+    }
+
     /** {@code a}'s size as this client sees it (its own unpublished writes included). */
     long sizeOf(InodeAttrs a) {
         FileState s = files.get(a.id());

@@ -151,6 +151,16 @@ final class FileState {
         return true;
     }
 
+    /** Whether any handle here has the file open for writing (its size here may lead the namespace's). */
+    boolean hasWriter() {
+        for (StrataFile o : handles) {
+            if (o.isWritable()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     synchronized void attach(StrataFile h) {
         handles.add(h);
     }

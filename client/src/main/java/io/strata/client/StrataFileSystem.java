@@ -265,6 +265,15 @@ public final class StrataFileSystem implements AutoCloseable {
         return metaJoin(lstatEntryAsync(path));
     }
 
+    /**
+     * Whether a handle of this client has the file open for writing: its size and times here
+     * then move with every write, so attributes fetched before are not an answer (a mount that
+     * keeps attributes asks again).
+     */
+    public boolean writingHere(InodeId inode) {
+        return core.writingHere(inode);
+    }
+
     /** The file or directory {@code path} names, symlinks followed. */
     public CompletableFuture<FileStatus> statAsync(String path) {
         return resolve(path).thenApply(a -> FileStatus.of(a, core.sizeOf(a)));

@@ -36,12 +36,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Timeouts.</b> The high-level libfuse2 API has one attribute and one entry timeout per
  * mount (not per reply), so they follow the consistency mode of the mounted root directory:
- * {@code strict} 0 s / 0 s, {@code close-to-open} 0 s attributes (a stat or an open sees sizes
- * published by other clients' closes at once) / 1 s entries (names are resolved again by path on
- * every open anyway), {@code immutable} 60 s / 60 s. {@code [mount] attr-timeout} and
- * {@code entry-timeout} override them. With a zero attribute timeout and a non-zero entry
- * timeout the daemon itself answers a directory's attributes for the entry timeout (the
- * kernel asks for every directory on a path at each path walk); files' never.
+ * {@code strict} 0 s / 0 s, {@code close-to-open} 0 s attributes (an open sees sizes published
+ * by other clients' closes at once: the kernel would otherwise keep a file's old size past the
+ * open) / 1 s entries (names are resolved again by path on every open anyway), {@code immutable}
+ * 60 s / 60 s. {@code [mount] attr-timeout} and {@code entry-timeout} override them. With a zero
+ * attribute timeout and a non-zero entry timeout the daemon itself answers directories' and
+ * files' attributes for the entry timeout, refreshing a file's at each open (see
+ * {@link FuseOps}): the kernel asks for every directory on a path at each path walk, and twice
+ * for a file at each stat.
  */
 public final class FuseMount implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FuseMount.class);

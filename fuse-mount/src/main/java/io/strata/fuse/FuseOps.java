@@ -142,8 +142,7 @@ final class FuseOps {
      * (null when it is 0, or when the kernel caches attributes itself). With the attribute
      * timeout at 0 (close-to-open) the kernel asks for the attributes of every directory on a
      * path at each path walk ({@code default_permissions} checks them): fio's delete phase made
-     * 20 getattrs per deleted file. File attributes are never kept here: under close-to-open a
-     * stat after another client's close must see its size. As with NFS's directory attribute
+     * 20 getattrs per deleted file. As with NFS's directory attribute
      * cache and MooseFS's, a directory another client changed shows its new mode, owner, times
      * (or that it is gone) up to that timeout later; this mount's own changes replace the entries
      * they touch with the directories their answers carry ({@link #dirChange}), or drop them,
@@ -151,8 +150,27 @@ final class FuseOps {
      * parent before it asks for a path's attributes.
      */
     private final Cache<String, FileStatus> dirAttrs;
+    /**
+     * Regular files' attributes by FUSE path, for the same timeout and under the same rules as
+     * {@link #dirAttrs} (null when that is): a stat is the kernel's LOOKUP and then its GETATTR of
+     * the same path, and the second is answered by the first. Another client's close shows in a
+     * stat up to the timeout later, as with NFS's attribute cache (3 s at least) and MooseFS's
+     * (1 s); an open always asks the namespace (close-to-open), and its answer replaces what is
+     * kept. Never kept: {@code strict} files, files with more than one name (a change through one
+     * name would leave the other's stale), and files a handle here has open for writing (their
+     * size moves with each write; they are asked for every time, and forgotten when such a
+     * handle closes). This mount's changes drop what they touch.
+     */
+    private final Cache<String, EntryStatus> fileAttrs;
     /** Moves at each change this mount makes: attributes fetched across one are not kept. */
     private final AtomicLong changes = new AtomicLong();
+    /**
+     * Moves with {@link #changes} and also when a handle here that wrote a file closes: file
+     * attributes fetched across either are not kept. (A separate count: a writer's release
+     * arrives after its close(2) returned, and must not stop the next create from keeping its
+     * directory.)
+     */
+    private final AtomicLong fileChanges = new AtomicLong();
     /**
      * The inode a regular file's path named when this mount last looked it up for the kernel,
      * per uid, kept for the entry timeout (null when it is 0): the kernel's lookup of a path
@@ -176,6 +194,8 @@ final class FuseOps {
         this.root = root.equals("/") ? "" : (root.endsWith("/") ? root.substring(0, root.length() - 1) : root);
         this.metaBound = fs.config().metaTimeout().plusSeconds(1);
         this.dirAttrs = dirAttrTtl.isZero() ? null
+                : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
+        this.fileAttrs = dirAttrTtl.isZero() ? null
                 : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
         this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
         this.meters = meters;
@@ -310,6 +330,32 @@ final class FuseOps {
         };
     }
 
+    /**
+     * Keeps {@code e} as the attributes of the file at {@code path}, fetched (or opened) since
+     * {@link #fileChanges} stood at {@code before}, unless {@link #fileAttrs} may not keep it or a
+     * change of this mount crossed the fetch.
+     */
+    private void keepFile(String path, EntryStatus e, long before) {
+        FileStatus st = e.status();
+        if (fileAttrs == null || path == null || !st.isFile() || st.nlink() != 1 || st.consistency() == Consistency.STRICT
+                || fs.writingHere(st.inode())) {
+            return;
+        }
+        fileAttrs.put(path, e);
+        if (fileChanges.get() != before || fs.writingHere(st.inode())) {
+            fileAttrs.invalidate(path);
+        }
+    }
+
+    /** A handle here wrote {@code inode} (or is about to publish it): the attributes kept of it are not an answer. */
+    private void forgetFile(InodeId inode) {
+        if (fileAttrs == null) {
+            return;
+        }
+        fileChanges.incrementAndGet();
+        fileAttrs.asMap().values().removeIf(e -> e.status().inode().equals(inode));
+    }
+
     /** {@code st_mode} of a status: type bits and permission bits. */
     static int mode(FileStatus st) {
         return typeBits(st.type()) | (st.mode() & 07777);
@@ -321,8 +367,15 @@ final class FuseOps {
         return call("getattr", () -> {
             FileStatus st = dirAttrs == null ? null : dirAttrs.getIfPresent(path);
             long rdev = 0;
+            if (st == null && fileAttrs != null) {
+                EntryStatus kept = fileAttrs.getIfPresent(path);
+                if (kept != null && !fs.writingHere(kept.status().inode())) {
+                    st = kept.status();
+                }
+            }
             if (st == null) {
                 long before = changes.get();
+                long beforeFile = fileChanges.get();
                 EntryStatus e = join(as(w).lstatEntryAsync(p(path)), metaBound);
                 st = e.status();
                 rdev = e.rdev();
@@ -331,11 +384,14 @@ final class FuseOps {
                     if (changes.get() != before) {
                         dirAttrs.invalidate(path); // a change of this mount may have crossed the fetch
                     }
-                } else if (knownFiles != null && st.type() == InodeType.FILE) {
-                    Known k = new Known(w.uid(), path);
-                    knownFiles.put(k, st.inode());
-                    if (changes.get() != before) {
-                        knownFiles.invalidate(k);
+                } else if (st.type() == InodeType.FILE) {
+                    keepFile(path, e, beforeFile);
+                    if (knownFiles != null) {
+                        Known k = new Known(w.uid(), path);
+                        knownFiles.put(k, st.inode());
+                        if (changes.get() != before) {
+                            knownFiles.invalidate(k);
+                        }
                     }
                 }
             }
@@ -427,6 +483,10 @@ final class FuseOps {
     private void changed(String path) {
         if (knownFiles != null || dirAttrs != null) {
             changes.incrementAndGet();
+            fileChanges.incrementAndGet();
+        }
+        if (path == null) {
+            return;
         }
         if (knownFiles != null) {
             knownFiles.asMap().keySet().removeIf(k -> k.path().equals(path));
@@ -434,6 +494,7 @@ final class FuseOps {
         if (dirAttrs != null) {
             dirAttrs.invalidate(path);
             dirAttrs.invalidate(parentOf(path));
+            fileAttrs.invalidate(path);
         }
     }
 
@@ -447,6 +508,7 @@ final class FuseOps {
             return;
         }
         changes.incrementAndGet();
+        fileChanges.incrementAndGet();
         java.util.function.Predicate<String> moved = p -> atOrUnder(p, from) || atOrUnder(p, to);
         if (knownFiles != null) {
             knownFiles.asMap().keySet().removeIf(k -> moved.test(k.path()));
@@ -455,6 +517,7 @@ final class FuseOps {
             dirAttrs.asMap().keySet().removeIf(moved);
             dirAttrs.invalidate(parentOf(from));
             dirAttrs.invalidate(parentOf(to));
+            fileAttrs.asMap().keySet().removeIf(moved);
         }
     }
 
@@ -494,7 +557,7 @@ final class FuseOps {
     }
 
     int truncate(Who w, String path, long size) {
-        return call("truncate", () -> {
+        return mutation("truncate", path, () -> {
             join(as(w).truncateAsync(p(path), size), ioBound);
             return 0;
         });
@@ -502,7 +565,7 @@ final class FuseOps {
 
     /** Truncates through open file {@code fh} when it is open for writing, else by path. */
     int ftruncate(Who w, String path, long fh, long size) {
-        return call("ftruncate", () -> {
+        return mutation("ftruncate", path, () -> {
             StrataFile h = open.get(fh);
             join(h != null && h.isWritable() ? h.truncateAsync(size) : as(w).truncateAsync(p(path), size), ioBound);
             return 0;
@@ -580,7 +643,11 @@ final class FuseOps {
     }
 
     int link(Who w, String oldpath, String newpath) {
-        return metaChange("link", newpath, () -> as(w).linkAsync(p(oldpath), p(newpath)));
+        try {
+            return metaChange("link", newpath, () -> as(w).linkAsync(p(oldpath), p(newpath)));
+        } finally {
+            changed(oldpath); // its link count and ctime moved
+        }
     }
 
     /** The link's target, NUL-terminated and truncated to fit {@code buf}. */
@@ -652,7 +719,18 @@ final class FuseOps {
                 }
             }
             InodeId known = knownFiles == null || path == null ? null : knownFiles.getIfPresent(new Known(w.uid(), path));
-            register(join(as(w).openKnownAsync(p(path), known, of), ioBound), flags, out);
+            long before = fileChanges.get();
+            StrataFile h = join(as(w).openKnownAsync(p(path), known, of), ioBound);
+            register(h, flags, out);
+            if (fileAttrs != null && path != null) {
+                // the namespace's answer of a moment ago: a stat right after (or during) the read sees it
+                Optional<FileStatus> now = h.statAtOpen();
+                if (now.isPresent()) {
+                    keepFile(path, new EntryStatus(now.get(), 0), before);
+                } else {
+                    fileAttrs.invalidate(path);
+                }
+            }
             return 0;
         });
     }
@@ -751,9 +829,13 @@ final class FuseOps {
             StrataFile h = open.remove(fh);
             justCreated.remove(fh);
             if (h != null) {
+                if (h.isWritable()) {
+                    forgetFile(h.inode()); // kept before this handle opened; nothing is kept while it is open
+                }
                 join(h.closeAsync(), ioBound);
                 if (h.isWritable()) {
                     pageCacheVersion.remove(h.inode());
+                    forgetFile(h.inode());
                 }
             }
             return 0;

@@ -273,12 +273,13 @@ class FuseToolsIT {
     }
 
     /**
-     * Directory attributes are kept for the entry timeout (1 s under close-to-open), file
-     * attributes never: this mount's own changes show at once, another client's change to a
-     * directory within the timeout, and its change to a file's size at once.
+     * Directory and file attributes are kept for the entry timeout (1 s under close-to-open):
+     * this mount's own changes show at once, another client's within the timeout; an open sees
+     * another client's close at once (close-to-open), and what it answered is what a stat shows
+     * next. A file open for writing here, and a {@code strict} file, are asked for every time.
      */
     @Test
-    void directoryAttributesAreKeptBrieflyFileAttributesNever() throws Exception {
+    void attributesAreKeptBrieflyAndAnOpenAsksAgain() throws Exception {
         Path d = Files.createDirectories(mnt.resolve("dattr"));
         Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwx------"));
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(d))).isEqualTo("rwx------");
@@ -286,22 +287,64 @@ class FuseToolsIT {
         assertThat(Files.isDirectory(d.resolve("sub"))).isTrue();
         Files.delete(d.resolve("sub"));
         assertThat(Files.exists(d.resolve("sub"))).isFalse();
+        Path f = d.resolve("f");
         try (StrataFileSystem other = c.client("other-attrs")) {
             other.chmod("/dattr", 0750);
-            long t0 = System.nanoTime();
-            while (!PosixFilePermissions.toString(Files.getPosixFilePermissions(d)).equals("rwxr-x---")) {
-                assertThat(System.nanoTime() - t0).as("another client's chmod of a directory seen within the timeout")
-                        .isLessThan(TimeUnit.SECONDS.toNanos(3));
-                Thread.sleep(50);
-            }
-            Files.writeString(d.resolve("f"), "12345");
-            assertThat(Files.size(d.resolve("f"))).isEqualTo(5);
+            awaitWithinTimeout("another client's chmod of a directory",
+                    () -> PosixFilePermissions.toString(Files.getPosixFilePermissions(d)).equals("rwxr-x---"));
+            Files.writeString(f, "12345");
+            assertThat(Files.size(f)).isEqualTo(5);
             try (StrataFile w = other.open("/dattr/f", Set.of(OpenFlag.WRITE), 0644)) {
                 w.write(5, new byte[] {6, 7, 8, 9, 10}, 0, 5);
             }
-            assertThat(Files.size(d.resolve("f"))).as("another client's close is seen by the next stat").isEqualTo(10);
+            assertThat(Files.readAllBytes(f)).as("another client's close is seen by the next open").hasSize(10);
+            assertThat(Files.size(f)).as("and by a stat after that open").isEqualTo(10);
+            try (StrataFile w = other.open("/dattr/f", Set.of(OpenFlag.WRITE), 0644)) {
+                w.write(10, new byte[] {11, 12}, 0, 2);
+            }
+            awaitWithinTimeout("another client's close, in a stat", () -> Files.size(f) == 12);
             other.mkdir("/dattr/made-elsewhere", 0755);
             assertThat(Files.isDirectory(d.resolve("made-elsewhere"))).as("a new name is looked up, not cached").isTrue();
+
+            // this mount's own changes, at once
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r-----"));
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).isEqualTo("rw-r-----");
+            Sh.sh(d, "python3 -c 'import os; os.truncate(\"f\", 3)'").ok(); // truncate(2) by path
+            assertThat(Files.size(f)).isEqualTo(3);
+            Files.createLink(d.resolve("g"), f);
+            assertThat(Files.getAttribute(f, "unix:nlink")).isEqualTo(2);
+            Files.delete(d.resolve("g"));
+            assertThat(Files.getAttribute(f, "unix:nlink")).isEqualTo(1);
+            try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+                ch.write(ByteBuffer.wrap(new byte[4]));
+                assertThat(Files.size(f)).as("a stat while this mount writes the file").isEqualTo(7);
+                ch.write(ByteBuffer.wrap(new byte[4]));
+                assertThat(Files.size(f)).isEqualTo(11);
+            }
+            assertThat(Files.size(f)).as("after the writer's close").isEqualTo(11);
+            Files.move(f, d.resolve("f2"));
+            assertThat(Files.exists(f)).isFalse();
+            assertThat(Files.size(d.resolve("f2"))).isEqualTo(11);
+
+            // a strict file's attributes are never kept
+            Path s = Files.createDirectories(d.resolve("strict"));
+            Files.getFileAttributeView(s, UserDefinedFileAttributeView.class)
+                    .write("strata.policy.consistency", StandardCharsets.UTF_8.encode("strict"));
+            Files.writeString(s.resolve("h"), "abc");
+            assertThat(Files.size(s.resolve("h"))).isEqualTo(3);
+            try (StrataFile w = other.open("/dattr/strict/h", Set.of(OpenFlag.WRITE), 0644)) {
+                w.write(3, new byte[] {4}, 0, 1);
+            }
+            assertThat(Files.size(s.resolve("h"))).as("another client's close, in a stat of a strict file").isEqualTo(4);
+        }
+    }
+
+    /** Waits for {@code done}, failing when it takes more than 3 s (the 1 s timeout and slack). */
+    private static void awaitWithinTimeout(String what, java.util.concurrent.Callable<Boolean> done) throws Exception {
+        long t0 = System.nanoTime();
+        while (!done.call()) {
+            assertThat(System.nanoTime() - t0).as(what + " seen within the timeout").isLessThan(TimeUnit.SECONDS.toNanos(3));
+            Thread.sleep(50);
         }
     }
 

@@ -274,6 +274,35 @@ class MetaRoundTripsIT {
         assertThat(sent.getOrDefault("Resolve/OK", 0L)).as("no path walk at open: %s", sent).isZero();
     }
 
+    /**
+     * A stat of a file is the kernel's LOOKUP and then its GETATTR of the same path; the second
+     * is answered with what the first fetched (file attributes are kept for the entry timeout).
+     * Before, each was a Lookup: two per stat.
+     */
+    @Test
+    void aStatIsOneLookup() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-stat"));
+        int files = 50;
+        try (StrataFileSystem other = c.client("rt-stat-writer")) {
+            for (int i = 0; i < files; i++) {
+                try (var h = other.create("/rt-stat/f" + i)) {
+                    h.write(0, new byte[i + 1], 0, i + 1);
+                }
+            }
+        }
+        assertThat(Files.isDirectory(d)).isTrue();
+        Map<String, Long> before = calls();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < files; i++) {
+            assertThat(Files.size(d.resolve("f" + i))).isEqualTo(i + 1);
+        }
+        long took = System.nanoTime() - t0;
+        Map<String, Long> sent = since(before);
+        assertThat(sent.getOrDefault("Lookup/OK", 0L)).as("one Lookup per stat: %s in %d ms", sent, took / 1_000_000)
+                .isLessThanOrEqualTo(files + refreshes(2, took));
+        assertThat(sent.getOrDefault("GetAttr/OK", 0L)).as("%s", sent).isZero();
+    }
+
     @Test
     void aMissingNameIsAnsweredWithOneLookup() throws Exception {
         Path d = Files.createDirectories(c.mnt.resolve("rt-missing"));
