@@ -368,20 +368,35 @@ public final class StrataFileSystem implements AutoCloseable {
 
     /** Every entry of the directory (symlinks followed to it), in name order; pages internally. */
     public CompletableFuture<List<DirEntry>> listAsync(String path, boolean withAttrs) {
+        return listAsync(path, withAttrs ? Integer.MAX_VALUE : 0);
+    }
+
+    /**
+     * Every entry of the directory {@code path} (symlinks followed to it), in name order; the
+     * first {@code attrsFor} entries (rounded up to a page) come with their attributes
+     * ({@link DirEntry#attrs}), the rest without: a huge directory's attributes are not all read
+     * and held at once.
+     */
+    public CompletableFuture<List<DirEntry>> listAsync(String path, int attrsFor) {
         return resolve(path).thenCompose(d -> {
             if (!d.isDirectory()) {
                 throw new StrataException(Status.NOT_A_DIRECTORY, "\"" + path + "\" is not a directory");
             }
             List<DirEntry> out = new ArrayList<>();
-            return page(d.id(), null, withAttrs, out).thenApply(v -> out);
+            return page(d.id(), null, attrsFor, out).thenApply(v -> out);
         });
     }
 
-    private CompletableFuture<Void> page(InodeId dir, String after, boolean withAttrs, List<DirEntry> out) {
-        return core.meta().readdirAsync(caller, dir, after, READDIR_PAGE, withAttrs).thenCompose((DirPage p) -> {
+    private CompletableFuture<Void> page(InodeId dir, String after, int attrsFor, List<DirEntry> out) {
+        return core.meta().readdirAsync(caller, dir, after, READDIR_PAGE, out.size() < attrsFor).thenCompose((DirPage p) -> {
             out.addAll(p.entries());
-            return p.next() == null ? CompletableFuture.completedFuture(null) : page(dir, p.next(), withAttrs, out);
+            return p.next() == null ? CompletableFuture.completedFuture(null) : page(dir, p.next(), attrsFor, out);
         });
+    }
+
+    /** What {@link #lstatEntryAsync} answers for an entry whose attributes a listing returned. */
+    public EntryStatus entryStatus(InodeAttrs a) {
+        return new EntryStatus(FileStatus.of(a, core.sizeOf(a)), a.rdev());
     }
 
     public List<DirEntry> list(String path) {

@@ -683,24 +683,57 @@ final class FuseOps {
 
     int opendir(Who w, String path) {
         return call("opendir", () -> {
-            FileStatus st = join(as(w).statAsync(p(path)), metaBound);
+            FileStatus st = dirAttrs == null || path == null ? null : dirAttrs.getIfPresent(path);
+            if (st == null) {
+                st = join(as(w).statAsync(p(path)), metaBound);
+            }
             return st.isDirectory() ? 0 : -Status.Errno.ENOTDIR;
         });
     }
 
-    /** Every entry of the directory, {@code .} and {@code ..} first (their type null), in one reply. */
+    /**
+     * Every entry of the directory, {@code .} and {@code ..} first (their type null), in one reply.
+     * The directory is found by its path at each listing (another client may have put another
+     * one there). While attributes are kept, the first {@link #LISTED_ATTRS} entries come with
+     * theirs and are kept as a stat's would be (as NFS's READDIRPLUS and FUSE's readdirplus do):
+     * {@code ls -l}, {@code find} and {@code rm -rf} then look each entry up without a round trip.
+     * An open still walks to the file by path and asks the namespace.
+     */
     int readdir(Who w, String path, Dir out) {
         return call("readdir", () -> {
-            List<DirEntry> entries = join(as(w).listAsync(p(path), false), metaBound.multipliedBy(4));
+            int attrsFor = fileAttrs == null ? 0 : LISTED_ATTRS;
+            long before = changes.get();
+            long beforeFile = fileChanges.get();
+            StrataFileSystem as = as(w);
+            List<DirEntry> entries = join(as.listAsync(p(path), attrsFor), metaBound.multipliedBy(4));
             out.add(".", null, 0);
             out.add("..", null, 0);
             for (DirEntry e : entries) {
+                if (e.attrs() != null) {
+                    keepListed(path.equals("/") ? "/" + e.name() : path + "/" + e.name(), as.entryStatus(e.attrs()), before, beforeFile);
+                }
                 if (!out.add(e.name(), e.type(), e.inode().value())) {
                     break;
                 }
             }
             return 0;
         });
+    }
+
+    /** How many entries of a directory a readdir asks with their attributes (the rest come without). */
+    static final int LISTED_ATTRS = 10_000;
+
+    /** Keeps what a listing answered for the entry at {@code path}, as {@link #getattr}'s fetch would. */
+    private void keepListed(String path, EntryStatus e, long before, long beforeFile) {
+        FileStatus st = e.status();
+        if (st.isDirectory()) {
+            dirAttrs.put(path, st);
+            if (changes.get() != before) {
+                dirAttrs.invalidate(path);
+            }
+        } else if (st.isFile()) {
+            keepFile(path, e, beforeFile);
+        }
     }
 
     // ---- files ----

@@ -303,6 +303,45 @@ class MetaRoundTripsIT {
         assertThat(sent.getOrDefault("GetAttr/OK", 0L)).as("%s", sent).isZero();
     }
 
+    /**
+     * A listing keeps its entries' attributes as a stat's lookup would: {@code ls -l} (a readdir,
+     * then an lstat of each entry) looks none of them up, and {@code rm -rf} (a readdir, then an
+     * unlink of each name, whose lookup the kernel makes first) is one Remove per file. Before,
+     * each entry cost {@code ls -l} two Lookups and {@code rm -rf} one.
+     */
+    @Test
+    void aListingAnswersTheLookupsThatFollowIt() throws Exception {
+        Path d = Files.createDirectories(c.mnt.resolve("rt-list"));
+        int files = 50;
+        try (StrataFileSystem other = c.client("rt-list-writer")) {
+            other.mkdir("/rt-list/sub", 0755);
+            for (int i = 0; i < files; i++) {
+                try (var h = other.create("/rt-list/f" + i)) {
+                    h.write(0, new byte[i + 1], 0, i + 1);
+                }
+            }
+        }
+        Map<String, Long> before = calls();
+        long t0 = System.nanoTime();
+        String ls = Sh.sh(d, "ls -l --time-style=+ .").ok().out();
+        long took = System.nanoTime() - t0;
+        Map<String, Long> sent = since(before);
+        assertThat(ls.lines().filter(l -> l.matches(".* f\\d+$")).count()).as(ls).isEqualTo(files);
+        assertThat(ls).contains(" 50  f49").containsPattern("(?m)^d.* sub$");
+        assertThat(sent.getOrDefault("Lookup/OK", 0L)).as("ls -l: %s in %d ms", sent, took / 1_000_000)
+                .isLessThanOrEqualTo(refreshes(2, took));
+
+        before = calls();
+        t0 = System.nanoTime();
+        Sh.sh(c.mnt, "rm -rf rt-list").ok();
+        took = System.nanoTime() - t0;
+        sent = since(before);
+        assertThat(Files.exists(d)).isFalse();
+        assertThat(sent.getOrDefault("Remove/OK", 0L)).as("the files and the two directories: %s", sent).isEqualTo(files + 2);
+        assertThat(sent.getOrDefault("Lookup/OK", 0L)).as("rm -rf: %s in %d ms", sent, took / 1_000_000)
+                .isLessThanOrEqualTo(refreshes(3, took));
+    }
+
     @Test
     void aMissingNameIsAnsweredWithOneLookup() throws Exception {
         Path d = Files.createDirectories(c.mnt.resolve("rt-missing"));
