@@ -218,6 +218,15 @@ final class ClientCore implements AutoCloseable {
         return files.get(inode);
     }
 
+    /**
+     * Before {@code attrs} changes {@code inode}'s times: what handles here wrote and have not
+     * published is published first ({@link FileState#publishWrites}), so the times set stand.
+     */
+    CompletableFuture<Void> publishBeforeTimes(InodeId inode, io.strata.protocol.meta.SetAttr attrs) {
+        FileState s = attrs.atimeNanos() == null && attrs.mtimeNanos() == null ? null : files.get(inode);
+        return s == null ? CompletableFuture.completedFuture(null) : s.publishWrites();
+    }
+
     /** Whether a handle of this client has {@code inode} open for writing. */
     boolean writingHere(InodeId inode) {
         FileState s = files.get(inode);

@@ -8,7 +8,10 @@ import io.strata.core.tier.Tier;
 import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.Layout;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -149,6 +152,22 @@ final class FileState {
             }
         }
         return true;
+    }
+
+    /**
+     * Publishes what the handles here wrote and have not published yet. Before a change of the
+     * file's times: a publish after it would set the modification time again (to when the
+     * bytes were published), where the writes came first (tar's and cp -p's utimensat of a
+     * descriptor they just wrote).
+     */
+    CompletableFuture<Void> publishWrites() {
+        List<CompletableFuture<Void>> out = new ArrayList<>();
+        for (StrataFile h : handles) {
+            if (h.isWritable() && h.wroteSincePublish()) {
+                out.add(h.publishAsync());
+            }
+        }
+        return CompletableFuture.allOf(out.toArray(CompletableFuture[]::new));
     }
 
     /** Whether any handle here has the file open for writing (its size here may lead the namespace's). */

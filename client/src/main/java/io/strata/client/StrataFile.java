@@ -128,6 +128,11 @@ public final class StrataFile implements AutoCloseable {
         return unpublishedEnd;
     }
 
+    /** Whether this handle wrote since its last publish. */
+    synchronized boolean wroteSincePublish() {
+        return wrote;
+    }
+
     synchronized void cutUnpublished(long size) {
         if (unpublishedEnd > size) {
             unpublishedEnd = size;

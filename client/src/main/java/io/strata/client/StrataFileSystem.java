@@ -296,6 +296,29 @@ public final class StrataFileSystem implements AutoCloseable {
         }
     }
 
+    /**
+     * Sets mode, owner or times (not a size) of the file {@code path} named as inode
+     * {@code known} a moment ago (a FUSE setattr by path follows the kernel's lookup or the create
+     * of the same path): one Setattr call, no path walk. If that inode is gone or has no name
+     * left, the path is walked as {@link #setAttrAsync} does. With {@code known} null, or a size,
+     * it is {@link #setAttrAsync}.
+     */
+    public CompletableFuture<FileStatus> setAttrKnownAsync(String path, InodeId known, SetAttr attrs) {
+        if (known == null || attrs.size() != null) {
+            return setAttrAsync(path, attrs);
+        }
+        return core.publishBeforeTimes(known, attrs).thenCompose(v -> core.meta().setattrAsync(caller, known, attrs, null)).handle((a, e) -> {
+            if (e == null && a.nlink() > 0) {
+                return CompletableFuture.completedFuture(FileStatus.of(a, core.sizeOf(a)));
+            }
+            StrataException se = e == null ? null : StrataException.wrap(e);
+            if (se == null || se.status() == Status.NOT_FOUND || se.status() == Status.STALE_HANDLE) {
+                return setAttrAsync(path, attrs);
+            }
+            return CompletableFuture.<FileStatus>failedFuture(se);
+        }).thenCompose(x -> x);
+    }
+
     /** Sets mode, owner, size or times of the entry at {@code path}; a size truncates (see {@link #truncateAsync}). */
     public CompletableFuture<FileStatus> setAttrAsync(String path, SetAttr attrs) {
         return lookup(path).thenCompose(a -> {
@@ -305,7 +328,7 @@ public final class StrataFileSystem implements AutoCloseable {
             if (rest.equals(SetAttr.NONE)) {
                 return sized;
             }
-            return sized.thenCompose(x -> core.meta().setattrAsync(caller, a.id(), rest, null));
+            return sized.thenCompose(x -> core.publishBeforeTimes(a.id(), rest)).thenCompose(x -> core.meta().setattrAsync(caller, a.id(), rest, null));
         }).thenApply(a -> FileStatus.of(a, core.sizeOf(a)));
     }
 

@@ -244,6 +244,7 @@ final class FuseOps {
      */
     private int call(String op, java.util.function.Supplier<String> what, Callable<Integer> body) {
         long t0 = System.nanoTime();
+        justSet.remove();
         String result = "ok";
         Trace.Scope trace = Trace.begin();
         try {
@@ -364,7 +365,13 @@ final class FuseOps {
     // ---- attributes ----
 
     int getattr(Who w, String path, Attrs out) {
+        JustSet set = justSet.get();
+        justSet.remove();
         return call("getattr", () -> {
+            if (set != null && set.path().equals(path) && System.nanoTime() - set.nanos() < JUST_SET_NANOS) {
+                out.set(set.status(), 0); // libfuse's question right after this thread's setattr
+                return 0;
+            }
             FileStatus st = dirAttrs == null ? null : dirAttrs.getIfPresent(path);
             long rdev = 0;
             if (st == null && fileAttrs != null) {
@@ -481,6 +488,15 @@ final class FuseOps {
 
     /** This mount changed {@code path} (and so its parent directory's times or link count): {@link #changes} moves by one. */
     private void changed(String path) {
+        changed(path, true);
+    }
+
+    /**
+     * As {@link #changed(String)}; {@code nameChanged} false for a change that leaves the name
+     * naming the same inode (a setattr, an extended attribute): the inode the name was looked up
+     * as is still the answer.
+     */
+    private void changed(String path, boolean nameChanged) {
         if (knownFiles != null || dirAttrs != null) {
             changes.incrementAndGet();
             fileChanges.incrementAndGet();
@@ -488,7 +504,7 @@ final class FuseOps {
         if (path == null) {
             return;
         }
-        if (knownFiles != null) {
+        if (knownFiles != null && nameChanged) {
             knownFiles.asMap().keySet().removeIf(k -> k.path().equals(path));
         }
         if (dirAttrs != null) {
@@ -533,28 +549,55 @@ final class FuseOps {
     }
 
     int chmod(Who w, String path, long mode) {
-        return metaChange("chmod", path, () -> as(w).setAttrAsync(p(path), SetAttr.mode((int) (mode & 07777))));
+        return setAttr("chmod", w, path, SetAttr.mode((int) (mode & 07777)));
     }
 
     /** uid or gid {@code -1} (as 32 or 64 bits) leaves it unchanged. */
     int chown(Who w, String path, long uid, long gid) {
-        return mutation("chown", path, () -> {
-            Integer u = uid == -1 || uid == 0xFFFFFFFFL ? null : (int) uid;
-            Integer g = gid == -1 || gid == 0xFFFFFFFFL ? null : (int) gid;
-            join(as(w).setAttrAsync(p(path), SetAttr.owner(u, g)), metaBound);
-            return 0;
-        });
+        Integer u = uid == -1 || uid == 0xFFFFFFFFL ? null : (int) uid;
+        Integer g = gid == -1 || gid == 0xFFFFFFFFL ? null : (int) gid;
+        return setAttr("chown", w, path, SetAttr.owner(u, g));
     }
 
     /** Times in nanoseconds since the epoch, {@link SetAttr#NOW}, or null to leave one unchanged. */
     int utimens(Who w, String path, Long atime, Long mtime) {
-        return mutation("utimens", path, () -> {
-            if (atime != null || mtime != null) {
-                join(as(w).setAttrAsync(p(path), SetAttr.times(atime, mtime)), metaBound);
-            }
-            return 0;
-        });
+        return setAttr("utimens", w, path, atime == null && mtime == null ? SetAttr.NONE : SetAttr.times(atime, mtime));
     }
+
+    /**
+     * A chmod, chown or utimens of {@code path}: to the inode this mount's lookup or create of the
+     * path named a moment ago when there is one (no path walk; {@link StrataFileSystem#setAttrKnownAsync}),
+     * and its answer is kept for libfuse's getattr of the same path that follows it on this thread
+     * ({@link #justSet}). Forgets the kept attributes of the path, not its name.
+     */
+    private int setAttr(String op, Who w, String path, SetAttr attrs) {
+        try {
+            return call(op, () -> {
+                if (attrs.equals(SetAttr.NONE)) {
+                    return 0;
+                }
+                InodeId known = knownFiles == null || path == null ? null : knownFiles.getIfPresent(new Known(w.uid(), path));
+                FileStatus st = join(as(w).setAttrKnownAsync(p(path), known, attrs), metaBound);
+                if (path != null && !st.type().isDevice()) {
+                    justSet.set(new JustSet(path, st, System.nanoTime()));
+                }
+                return 0;
+            });
+        } finally {
+            changed(path, false);
+        }
+    }
+
+    /** The attributes a setattr of {@code path} just answered, at {@code nanos}. */
+    private record JustSet(String path, FileStatus status, long nanos) {
+    }
+
+    /**
+     * What the last setattr on this thread answered: libfuse's high-level API asks for the path's
+     * attributes right after each chmod, chown or utimens, on the same thread, to answer the
+     * kernel's SETATTR; that question is answered with them. Cleared by every other request.
+     */
+    private final ThreadLocal<JustSet> justSet = new ThreadLocal<>();
 
     int truncate(Who w, String path, long size) {
         return mutation("truncate", path, () -> {
@@ -646,7 +689,7 @@ final class FuseOps {
         try {
             return metaChange("link", newpath, () -> as(w).linkAsync(p(oldpath), p(newpath)));
         } finally {
-            changed(oldpath); // its link count and ctime moved
+            changed(oldpath, false); // its link count and ctime moved
         }
     }
 
@@ -720,6 +763,9 @@ final class FuseOps {
         });
     }
 
+    /** How long a setattr's answer waits for libfuse's getattr that follows it (it comes at once). */
+    private static final long JUST_SET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     /** How many entries of a directory a readdir asks with their attributes (the rest come without). */
     static final int LISTED_ATTRS = 10_000;
 
@@ -769,7 +815,9 @@ final class FuseOps {
     }
 
     int create(Who w, String path, long mode, int flags, Opened out) {
-        return dirChange("create", path, () -> {
+        long before = changes.get();
+        InodeId[] made = new InodeId[1];
+        int r = dirChange("create", path, () -> {
             Set<OpenFlag> of = EnumSet.of(OpenFlag.CREATE, OpenFlag.WRITE);
             if ((flags & O_ACCMODE) != O_WRONLY) {
                 of.add(OpenFlag.READ);
@@ -783,8 +831,19 @@ final class FuseOps {
             StrataFile h = join(as(w).openAsync(p(path), of, (int) (mode & 07777)), ioBound);
             long fh = register(h, flags, out);
             justCreated.add(fh);
+            made[0] = h.inode();
             return CompletableFuture.completedFuture(parentOf(path, h.dirAtCreate().orElse(null)));
         });
+        if (r == 0 && made[0] != null && knownFiles != null && path != null && changes.get() == before + 1) {
+            // the name the create made: setattrs by path that follow (tar's fchmod, fchown and
+            // utimensat of the new file) go to it without walking the path
+            Known k = new Known(w.uid(), path);
+            knownFiles.put(k, made[0]);
+            if (changes.get() != before + 1) {
+                knownFiles.invalidate(k);
+            }
+        }
+        return r;
     }
 
     private long register(StrataFile h, int flags, Opened out) {
