@@ -164,7 +164,7 @@ public final class MetaBench {
         }));
         out.put("stat", phase(threads, d, (t, i) -> {
             List<InodeAttrs> mine = files.get(t);
-            join(m.getattrAsync(ROOT, mine.get((i * 7919) % mine.size()).id()));
+            join(m.getattrAsync(ROOT, mine.get((int) ((i * 7919L) % mine.size())).id())); // long: i * 7919 passes 2^31 in a fast phase
             return 1;
         }));
         out.put("rename", phase(threads, d.multipliedBy(30), (t, i) -> {
