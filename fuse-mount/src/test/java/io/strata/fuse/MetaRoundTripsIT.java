@@ -61,6 +61,17 @@ class MetaRoundTripsIT {
         return d;
     }
 
+    /** Files {@code dir}/f0 .. f{@code files - 1} of i + 1 bytes each, written by another client (the mount has looked none up). */
+    static void writeElsewhere(String dir, int files) {
+        try (StrataFileSystem other = c.client("writer-of-" + dir.substring(1))) {
+            for (int i = 0; i < files; i++) {
+                try (var h = other.create(dir + "/f" + i)) {
+                    h.write(0, new byte[i + 1], 0, i + 1);
+                }
+            }
+        }
+    }
+
     static Map<String, Long> calls() {
         Map<String, Long> out = new TreeMap<>();
         for (Meter m : c.meters().getMeters()) {
@@ -279,19 +290,14 @@ class MetaRoundTripsIT {
     /**
      * A stat of a file is the kernel's LOOKUP and then its GETATTR of the same path; the second
      * is answered with what the first fetched (file attributes are kept for the entry timeout).
-     * Before, each was a Lookup: two per stat.
+     * Before, each was a Lookup: two per stat. (Fewer files than make the mount list the
+     * directory: {@link #lookupsThatKeepMissingInOneDirectoryListIt}.)
      */
     @Test
     void aStatIsOneLookup() throws Exception {
         Path d = Files.createDirectories(c.mnt.resolve("rt-stat"));
-        int files = 50;
-        try (StrataFileSystem other = c.client("rt-stat-writer")) {
-            for (int i = 0; i < files; i++) {
-                try (var h = other.create("/rt-stat/f" + i)) {
-                    h.write(0, new byte[i + 1], 0, i + 1);
-                }
-            }
-        }
+        int files = FuseOps.PREFETCH_AFTER - 1;
+        writeElsewhere("/rt-stat", files);
         assertThat(Files.isDirectory(d)).isTrue();
         Map<String, Long> before = calls();
         long t0 = System.nanoTime();
@@ -315,13 +321,9 @@ class MetaRoundTripsIT {
     void aListingAnswersTheLookupsThatFollowIt() throws Exception {
         Path d = Files.createDirectories(c.mnt.resolve("rt-list"));
         int files = 50;
+        writeElsewhere("/rt-list", files);
         try (StrataFileSystem other = c.client("rt-list-writer")) {
             other.mkdir("/rt-list/sub", 0755);
-            for (int i = 0; i < files; i++) {
-                try (var h = other.create("/rt-list/f" + i)) {
-                    h.write(0, new byte[i + 1], 0, i + 1);
-                }
-            }
         }
         Map<String, Long> before = calls();
         long t0 = System.nanoTime();
@@ -400,12 +402,8 @@ class MetaRoundTripsIT {
     void lookupsThatKeepMissingInOneDirectoryListIt() throws Exception {
         Path d = Files.createDirectories(c.mnt.resolve("rt-prefetch"));
         int files = 200;
+        writeElsewhere("/rt-prefetch", files);
         try (StrataFileSystem other = c.client("rt-prefetch-writer")) {
-            for (int i = 0; i < files; i++) {
-                try (var h = other.create("/rt-prefetch/f" + i)) {
-                    h.write(0, new byte[i + 1], 0, i + 1);
-                }
-            }
             assertThat(Files.isDirectory(d)).isTrue();
             Map<String, Long> before = calls();
             long t0 = System.nanoTime();
