@@ -426,9 +426,14 @@ public final class StrataFileSystem implements AutoCloseable {
         });
     }
 
-    /** What {@link #lstatEntryAsync} answers for an entry whose attributes a listing returned. */
+    /**
+     * What {@link #lstatEntryAsync} answers for an entry whose attributes a listing returned. A
+     * listing may answer late: it is not taken as the latest word on a file open here (its
+     * length there stays what the latest open, publish or lookup said).
+     */
     public EntryStatus entryStatus(InodeAttrs a) {
-        return new EntryStatus(FileStatus.of(a, core.sizeOf(a)), a.rdev());
+        FileState s = a.isFile() ? core.open(a.id()) : null;
+        return new EntryStatus(s == null ? FileStatus.of(a) : FileStatus.of(a, Math.max(a.length(), s.length())), a.rdev());
     }
 
     public List<DirEntry> list(String path) {
