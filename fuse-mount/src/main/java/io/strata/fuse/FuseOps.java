@@ -162,12 +162,6 @@ final class FuseOps {
      * handle closes). This mount's changes drop what they touch.
      */
     private final Cache<String, EntryStatus> fileAttrs;
-    /**
-     * Per directory path, the lookups of files in it that had to ask the namespace lately
-     * ({@link #missedIn}); null when file attributes are not kept.
-     */
-    private final Cache<String, DirMisses> dirMisses;
-    private final io.micrometer.core.instrument.Counter prefetches;
     /** Moves at each change this mount makes: attributes fetched across one are not kept. */
     private final AtomicLong changes = new AtomicLong();
     /**
@@ -203,11 +197,6 @@ final class FuseOps {
                 : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
         this.fileAttrs = dirAttrTtl.isZero() ? null
                 : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
-        this.dirMisses = dirAttrTtl.isZero() ? null
-                : Caffeine.newBuilder().expireAfterAccess(PREFETCH_BACKOFF).maximumSize(10_000).executor(Runnable::run).build();
-        this.attrTtlNanos = dirAttrTtl.toNanos();
-        this.prefetches = io.micrometer.core.instrument.Counter.builder("strata.fuse.dir.prefetches")
-                .description("directories listed with their entries' attributes because lookups in them kept missing").register(meters);
         this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
         this.meters = meters;
         this.slowOps = fs.slowOps();
@@ -347,18 +336,16 @@ final class FuseOps {
      * {@link #fileChanges} stood at {@code before}, unless {@link #fileAttrs} may not keep it or a
      * change of this mount crossed the fetch.
      */
-    private boolean keepFile(String path, EntryStatus e, long before) {
+    private void keepFile(String path, EntryStatus e, long before) {
         FileStatus st = e.status();
         if (fileAttrs == null || path == null || !st.isFile() || st.nlink() != 1 || st.consistency() == Consistency.STRICT
                 || fs.writingHere(st.inode())) {
-            return false;
+            return;
         }
         fileAttrs.put(path, e);
         if (fileChanges.get() != before || fs.writingHere(st.inode())) {
             fileAttrs.invalidate(path);
-            return false;
         }
-        return true;
     }
 
     /** A handle here wrote {@code inode} (or is about to publish it): the attributes kept of it are not an answer. */
@@ -405,9 +392,7 @@ final class FuseOps {
                         dirAttrs.invalidate(path); // a change of this mount may have crossed the fetch
                     }
                 } else if (st.type() == InodeType.FILE) {
-                    if (keepFile(path, e, beforeFile)) {
-                        missedIn(w, parentOf(path));
-                    }
+                    keepFile(path, e, beforeFile);
                     if (knownFiles != null) {
                         Known k = new Known(w.uid(), path);
                         knownFiles.put(k, st.inode());
@@ -782,79 +767,7 @@ final class FuseOps {
     private static final long JUST_SET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /** How many entries of a directory a readdir asks with their attributes (the rest come without). */
-    static final int LISTED_ATTRS = 10_000;
-
-    /** After this many lookups of files in one directory asked the namespace within the attribute timeout, the directory is listed. */
-    static final int PREFETCH_AFTER = 8;
-    /** How long a directory whose listing did not answer the lookups that followed it is not listed again. */
-    static final Duration PREFETCH_BACKOFF = Duration.ofSeconds(30);
-    private final long attrTtlNanos;
-
-    /** Lookups of files in one directory that asked the namespace, since {@code windowStart}. */
-    private static final class DirMisses {
-        final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
-        volatile long windowStart;
-        /** When the last listing was kept (0: none yet). */
-        volatile long listedAt;
-        volatile long quietUntil;
-        final java.util.concurrent.atomic.AtomicBoolean listing = new java.util.concurrent.atomic.AtomicBoolean();
-    }
-
-    /**
-     * A lookup of a file in {@code dir} had to ask the namespace. When {@link #PREFETCH_AFTER} of
-     * them came within the attribute timeout, the directory is listed in the background with its
-     * entries' attributes (its first {@link #LISTED_ATTRS}, as {@link #readdir} keeps them): the
-     * next stats, opens and unlinks of names in it (a dataloader's, {@code rm}'s, a stat loop's)
-     * find their attributes here. What is kept follows the same rules as a lookup's answer (an
-     * open still asks the namespace; a name the listing lacks is still looked up). If the misses
-     * come back within the timeout of a listing (a directory larger than the listing, or names
-     * looked up past it), the directory is not listed again for {@link #PREFETCH_BACKOFF}.
-     */
-    private void missedIn(Who w, String dir) {
-        if (dirMisses == null) {
-            return;
-        }
-        long now = System.nanoTime();
-        DirMisses d = dirMisses.get(dir, k -> new DirMisses());
-        if (now < d.quietUntil) {
-            return;
-        }
-        if (now - d.windowStart > attrTtlNanos) {
-            d.windowStart = now;
-            d.count.set(0);
-        }
-        if (d.count.incrementAndGet() < PREFETCH_AFTER || !d.listing.compareAndSet(false, true)) {
-            return;
-        }
-        if (d.listedAt != 0 && now - d.listedAt < attrTtlNanos) {
-            d.quietUntil = now + PREFETCH_BACKOFF.toNanos(); // the last listing did not answer them
-            d.listing.set(false);
-            return;
-        }
-        long before = changes.get();
-        long beforeFile = fileChanges.get();
-        StrataFileSystem as = as(w);
-        prefetches.increment();
-        as.listAsync(p(dir), LISTED_ATTRS, LISTED_ATTRS).whenCompleteAsync((entries, e) -> {
-            try {
-                if (e != null) {
-                    LOG.debug("listing {} for the lookups in it: {}", dir, e.toString());
-                    d.quietUntil = System.nanoTime() + PREFETCH_BACKOFF.toNanos();
-                    return;
-                }
-                for (DirEntry x : entries) {
-                    if (x.attrs() != null) {
-                        keepListed(dir.equals("/") ? "/" + x.name() : dir + "/" + x.name(), as.entryStatus(x.attrs()), before, beforeFile);
-                    }
-                }
-                d.listedAt = System.nanoTime();
-                d.count.set(0);
-                d.windowStart = d.listedAt;
-            } finally {
-                d.listing.set(false);
-            }
-        });
-    }
+    static final int LISTED_ATTRS = 1_000;
 
     /** Keeps what a listing answered for the entry at {@code path}, as {@link #getattr}'s fetch would. */
     private void keepListed(String path, EntryStatus e, long before, long beforeFile) {
