@@ -401,28 +401,19 @@ public final class StrataFileSystem implements AutoCloseable {
      * and held at once.
      */
     public CompletableFuture<List<DirEntry>> listAsync(String path, int attrsFor) {
-        return listAsync(path, attrsFor, Integer.MAX_VALUE);
-    }
-
-    /**
-     * As {@link #listAsync(String, int)}, stopping after the page that reaches {@code max}
-     * entries: the first entries of the directory in name order.
-     */
-    public CompletableFuture<List<DirEntry>> listAsync(String path, int attrsFor, int max) {
         return resolve(path).thenCompose(d -> {
             if (!d.isDirectory()) {
                 throw new StrataException(Status.NOT_A_DIRECTORY, "\"" + path + "\" is not a directory");
             }
             List<DirEntry> out = new ArrayList<>();
-            return page(d.id(), null, attrsFor, max, out).thenApply(v -> out);
+            return page(d.id(), null, attrsFor, out).thenApply(v -> out);
         });
     }
 
-    private CompletableFuture<Void> page(InodeId dir, String after, int attrsFor, int max, List<DirEntry> out) {
+    private CompletableFuture<Void> page(InodeId dir, String after, int attrsFor, List<DirEntry> out) {
         return core.meta().readdirAsync(caller, dir, after, READDIR_PAGE, out.size() < attrsFor).thenCompose((DirPage p) -> {
             out.addAll(p.entries());
-            return p.next() == null || out.size() >= max ? CompletableFuture.completedFuture(null)
-                    : page(dir, p.next(), attrsFor, max, out);
+            return p.next() == null ? CompletableFuture.completedFuture(null) : page(dir, p.next(), attrsFor, out);
         });
     }
 
