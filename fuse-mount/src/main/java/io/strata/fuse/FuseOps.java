@@ -386,21 +386,7 @@ final class FuseOps {
                 EntryStatus e = join(as(w).lstatEntryAsync(p(path)), metaBound);
                 st = e.status();
                 rdev = e.rdev();
-                if (dirAttrs != null && st.type() == InodeType.DIRECTORY) {
-                    dirAttrs.put(path, st);
-                    if (changes.get() != before) {
-                        dirAttrs.invalidate(path); // a change of this mount may have crossed the fetch
-                    }
-                } else if (st.type() == InodeType.FILE) {
-                    keepFile(path, e, beforeFile);
-                    if (knownFiles != null) {
-                        Known k = new Known(w.uid(), path);
-                        knownFiles.put(k, st.inode());
-                        if (changes.get() != before) {
-                            knownFiles.invalidate(k);
-                        }
-                    }
-                }
+                keepFetched(path, e, before, beforeFile, knownFiles == null ? null : new Known(w.uid(), path));
             }
             out.set(st, rdev);
             return 0;
@@ -472,12 +458,8 @@ final class FuseOps {
      * fetch's invalidation) came between, which would make the answer older than what it dropped.
      */
     private void keepDir(String dir, FileStatus st, long before) {
-        if (dirAttrs == null || changes.get() != before + 1) {
-            return;
-        }
-        dirAttrs.put(dir, st);
-        if (changes.get() != before + 1) {
-            dirAttrs.invalidate(dir);
+        if (dirAttrs != null) {
+            keepUnlessCrossed(dirAttrs, dir, st, changes, before + 1);
         }
     }
 
@@ -753,7 +735,7 @@ final class FuseOps {
             out.add("..", null, 0);
             for (DirEntry e : entries) {
                 if (e.attrs() != null) {
-                    keepListed(path.equals("/") ? "/" + e.name() : path + "/" + e.name(), as.entryStatus(e.attrs()), before, beforeFile);
+                    keepFetched(path.equals("/") ? "/" + e.name() : path + "/" + e.name(), as.entryStatus(e.attrs()), before, beforeFile, null);
                 }
                 if (!out.add(e.name(), e.type(), e.inode().value())) {
                     break;
@@ -769,16 +751,32 @@ final class FuseOps {
     /** How many entries of a directory a readdir asks with their attributes (the rest come without). */
     static final int LISTED_ATTRS = 1_000;
 
-    /** Keeps what a listing answered for the entry at {@code path}, as {@link #getattr}'s fetch would. */
-    private void keepListed(String path, EntryStatus e, long before, long beforeFile) {
+    /**
+     * Keeps what a lookup or a listing answered for the entry at {@code path}, asked when
+     * {@link #changes} and {@link #fileChanges} stood at {@code before} and {@code beforeFile}:
+     * a directory's attributes, a file's ({@link #keepFile}) and, for a lookup ({@code known} not
+     * null), the inode the name was looked up as. Nothing that a change of this mount crossed.
+     */
+    private void keepFetched(String path, EntryStatus e, long before, long beforeFile, Known known) {
         FileStatus st = e.status();
-        if (st.isDirectory()) {
-            dirAttrs.put(path, st);
-            if (changes.get() != before) {
-                dirAttrs.invalidate(path);
-            }
+        if (dirAttrs != null && st.isDirectory()) {
+            keepUnlessCrossed(dirAttrs, path, st, changes, before);
         } else if (st.isFile()) {
             keepFile(path, e, beforeFile);
+            if (known != null) {
+                keepUnlessCrossed(knownFiles, known, st.inode(), changes, before);
+            }
+        }
+    }
+
+    /** Puts {@code v} at {@code k}, and takes it out again if {@code counter} moved past {@code expected} meanwhile. */
+    private static <K, V> void keepUnlessCrossed(Cache<K, V> cache, K k, V v, AtomicLong counter, long expected) {
+        if (counter.get() != expected) {
+            return;
+        }
+        cache.put(k, v);
+        if (counter.get() != expected) {
+            cache.invalidate(k);
         }
     }
 
@@ -840,14 +838,11 @@ final class FuseOps {
             made[0] = h.inode();
             return CompletableFuture.completedFuture(parentOf(path, h.dirAtCreate().orElse(null)));
         });
-        if (r == 0 && made[0] != null && knownFiles != null && path != null && changes.get() == before + 1) {
-            // the name the create made: setattrs by path that follow (tar's fchmod, fchown and
-            // utimensat of the new file) go to it without walking the path
-            Known k = new Known(w.uid(), path);
-            knownFiles.put(k, made[0]);
-            if (changes.get() != before + 1) {
-                knownFiles.invalidate(k);
-            }
+        if (r == 0 && made[0] != null && knownFiles != null && path != null) {
+            // the name the create made (its own change is the one expected): setattrs by path
+            // that follow (tar's fchmod, fchown and utimensat of the new file) go to it without
+            // walking the path
+            keepUnlessCrossed(knownFiles, new Known(w.uid(), path), made[0], changes, before + 1);
         }
         return r;
     }
