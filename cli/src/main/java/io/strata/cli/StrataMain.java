@@ -2,6 +2,7 @@ package io.strata.cli;
 
 import io.strata.core.StrataException;
 import io.strata.core.buffer.LeakTracker;
+import io.strata.core.buffer.NettyDefaults;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import picocli.CommandLine;
@@ -72,6 +73,7 @@ public final class StrataMain implements Runnable {
     }
 
     public static void main(String[] args) {
+        NettyDefaults.apply();
         LeakTracker.install();
         // daemon commands return only once they were asked to stop
         System.exit(run(args, System.out, System.err));

@@ -1,7 +1,6 @@
 package io.strata.client;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
 import io.strata.core.Status;
@@ -36,7 +35,7 @@ final class ClientCore implements AutoCloseable {
     private final TierStack tiers;
     private final List<AutoCloseable> closeables;
     private final long clientId;
-    private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+    private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
     private final WriteBudget writeBudget;
     /** The bytes open handles may keep of what they wrote, for the cache tier ({@link WrittenCopy}). */
     private final WriteBudget keptBudget = new WriteBudget(KEPT_WRITTEN_TOTAL);

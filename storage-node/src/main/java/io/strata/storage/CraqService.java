@@ -1,7 +1,7 @@
 package io.strata.storage;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.strata.core.ChunkId;
 import io.strata.core.TargetId;
@@ -663,7 +663,7 @@ final class CraqService {
             return Unpooled.EMPTY_BUFFER;
         }
         try (FileChannel ch = engine.openData(id, v)) {
-            return engine.read(id, v, ch, 0, v.length(), PooledByteBufAllocator.DEFAULT);
+            return engine.read(id, v, ch, 0, v.length(), ByteBufAllocator.DEFAULT);
         } catch (IOException e) {
             throw new CompletionException(StrataException.wrap(e));
         }
@@ -931,7 +931,7 @@ final class CraqService {
                 ch = null;
                 return Reply.of(new ReadDone(version, length, stored >= 0, (int) stored, removed), Payload.ofFile(give, m.offset(), n));
             }
-            ByteBuf data = engine.read(a.id(), v, ch, m.offset(), m.length(), PooledByteBufAllocator.DEFAULT);
+            ByteBuf data = engine.read(a.id(), v, ch, m.offset(), m.length(), ByteBufAllocator.DEFAULT);
             int crc = stored >= 0 ? (int) stored : Crc32c.of(data);
             return Reply.of(new ReadDone(version, length, true, crc, removed), Payload.of(data));
         } finally {

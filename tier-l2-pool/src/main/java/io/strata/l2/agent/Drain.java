@@ -2,7 +2,7 @@ package io.strata.l2.agent;
 
 import io.micrometer.core.instrument.Counter;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.strata.core.InodeId;
 import io.strata.core.NodeContext;
@@ -364,7 +364,7 @@ final class Drain implements AutoCloseable {
             if (c == null || !c.undrained()) {
                 return CompletableFuture.completedFuture(new Snapshot(c, null));
             }
-            ByteBuf b = c.removed() ? null : store.read(k, 0, (int) c.length(), c.length(), PooledByteBufAllocator.DEFAULT);
+            ByteBuf b = c.removed() ? null : store.read(k, 0, (int) c.length(), c.length(), ByteBufAllocator.DEFAULT);
             return CompletableFuture.completedFuture(new Snapshot(c, b));
         });
         Snapshot snap;
