@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Where a daemon's CPU goes while checkpoint shards are written through the mount: starts
 # `strata up --data DATA` (a new or stopped data directory) with the flags given, writes 4 shards
-# of 256 MiB (dd bs=1M conv=fsync, random bytes) into DIR of the mount WARM times to warm the JVMs
-# up, then samples DAEMON with `perf record` (999 Hz, call graphs) for 6 s of a fifth round and
-# prints: the write rate of that round, the CPU seconds each daemon used during it, the share
+# of 256 MiB (dd bs=1M conv=fsync, random bytes) into DIR of the mount four times to warm the
+# JVMs up, then samples DAEMON with `perf record` (999 Hz, call graphs) for 6 s of a fifth round
+# and prints: the time of that round, the CPU seconds each daemon used during it, the share
 # of the samples per binary, the top symbols, and the share spent under a few functions that
 # say where bytes are allocated, zeroed and copied. Stops the cluster and deletes DATA at the
 # end. Needs root (perf), perf and a JDK's jcmd.
