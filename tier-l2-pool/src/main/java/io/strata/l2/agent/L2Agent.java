@@ -381,12 +381,9 @@ public final class L2Agent implements AutoCloseable {
             }
         }, io).thenCompose(next -> {
             stagedBytes.increment(m.kind() == UpdateKind.WRITE ? m.length() : 0);
-            // a new copy made of this write alone is the write's own bytes: forward them rather
-            // than read the copy back from its file
-            boolean dataIsCopy = !have && m.kind() == UpdateKind.WRITE && replacesWhole(m, a);
             List<CompletableFuture<Void>> forwards = new ArrayList<>();
             for (int h : m.holders().subList(1, m.holders().size())) {
-                forwards.add(forwardTo(h, m, k, next, !have, dataIsCopy, data));
+                forwards.add(forwardTo(h, m, k, next, !have, data));
             }
             return CompletableFuture.allOf(forwards.toArray(CompletableFuture[]::new))
                     .thenApply(v -> Reply.of(new Written(next.seq(), next.length())));
@@ -446,28 +443,30 @@ public final class L2Agent implements AutoCloseable {
 
     /**
      * Sends update {@code m} (now copy {@code next} here) to {@code holder}: the update itself, or
-     * with {@code whole} the whole copy, which is {@code data} when {@code dataIsCopy} and is read
-     * from this agent's file otherwise. An update the holder cannot apply is sent again whole.
+     * with {@code whole} the whole copy. An update the holder cannot apply is sent again whole.
      */
-    private CompletableFuture<Void> forwardTo(int holder, Write m, Key k, Copy next, boolean whole, boolean dataIsCopy, ByteBuf data) {
-        return sendForward(holder, m, k, next, whole, dataIsCopy, data).handle((v, e) -> {
+    private CompletableFuture<Void> forwardTo(int holder, Write m, Key k, Copy next, boolean whole, ByteBuf data) {
+        return sendForward(holder, m, k, next, whole, data).handle((v, e) -> {
             if (e == null) {
                 return CompletableFuture.<Void>completedFuture(null);
             }
             StrataException se = StrataException.wrap(e);
             if (!whole && se.status() == Status.NOT_FOUND) {
-                return sendForward(holder, m, k, next, true, false, data); // the holder has no copy at this sequence: send it all
+                return sendForward(holder, m, k, next, true, data); // the holder has no copy at this sequence: send it all
             }
             return CompletableFuture.<Void>failedFuture(new StrataException(se.status(),
                     "forwarding " + m.chunk() + " to L2 agent " + holder + ": " + se.getMessage()));
         }).thenCompose(f -> f);
     }
 
-    private CompletableFuture<Void> sendForward(int holder, Write m, Key k, Copy next, boolean whole, boolean dataIsCopy, ByteBuf data) {
+    private CompletableFuture<Void> sendForward(int holder, Write m, Key k, Copy next, boolean whole, ByteBuf data) {
         try {
             InetSocketAddress to = addressOf(holder); // before the payload exists: nothing to release if it fails
             Payload p;
-            if (whole && !dataIsCopy) {
+            // a write of the whole chunk leaves the copy holding exactly its bytes (the chunk's
+            // queue runs nothing else until the forwards end): the whole copy is then the write,
+            // not read back from the copy's file
+            if (whole && !(m.kind() == UpdateKind.WRITE && replacesWhole(m, m.chunk().address()))) {
                 p = Payload.of(store.read(k, 0, (int) next.length(), next.length(), ByteBufAllocator.DEFAULT));
             } else {
                 p = m.kind() == UpdateKind.WRITE ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
