@@ -230,6 +230,10 @@ final class PrefetchCommand {
         @Option(names = "--supersedes", paramLabel = "ID", description = "A hint this one replaces (it is cancelled).")
         String supersedes;
 
+        @Option(names = "--qos", paramLabel = "CLASS", description = "The QoS class the agents fetch in: prefetch (default), background, "
+                + "or training-read for a job that runs already.")
+        String qos;
+
         @Option(names = "--wait", description = "Show progress until the hint is ready (exit 1 if it fails or is cancelled).")
         boolean await;
 
@@ -250,6 +254,9 @@ final class PrefetchCommand {
             }
             if (supersedes != null) {
                 b.put("supersedes", supersedes);
+            }
+            if (qos != null) {
+                b.put("qos", qos);
             }
             JsonNode h = call("POST", "/v1/hints", b);
             String id = h.path("id").asText();
@@ -278,7 +285,8 @@ final class PrefetchCommand {
             o.println(progressLine(h));
             o.println("job:       " + h.path("job").asText());
             o.println("paths:     " + h.path("paths"));
-            o.println("deadline:  " + h.path("deadline").asText("none") + "   priority " + h.path("priority").asInt());
+            o.println("deadline:  " + h.path("deadline").asText("none") + "   priority " + h.path("priority").asInt() + "   qos "
+                    + h.path("qos").asText());
             o.println("files:     " + h.path("files").asLong());
             if (h.path("eta").isTextual()) {
                 o.println("eta:       " + h.path("eta").asText());

@@ -22,7 +22,11 @@ public final class QosConfig {
     }
 
     public static QosShares read(ConfigNode qos) {
-        QosShares d = QosShares.DEFAULTS;
+        return read(qos, QosShares.DEFAULTS);
+    }
+
+    /** The table over defaults {@code d}: a key left out keeps its value in {@code d}. */
+    public static QosShares read(ConfigNode qos, QosShares d) {
         Map<QosClass, QosShares.Share> shares = new EnumMap<>(QosClass.class);
         for (QosClass c : QosClass.values()) {
             QosShares.Share def = d.share(c);

@@ -3,10 +3,12 @@ package io.strata.hooks;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
+import io.strata.core.tier.QosClass;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
@@ -22,6 +24,12 @@ public record HintSpec(String job, List<String> paths, long deadline, int priori
     static final int MAX_PATHS = 1000;
     static final int MAX_NODES = 4096;
     private static final Set<String> FIELDS = Set.of("job", "paths", "deadline", "priority", "nodes", "qos", "supersedes");
+    /**
+     * The classes a hint may fetch in: a fetch is bulk work ahead of a job, so never
+     * {@code interactive} (users' own I/O) or {@code checkpoint} (saves and restores).
+     * {@code training-read} is for a job that runs already and reads what is still being fetched.
+     */
+    static final Set<QosClass> HINT_CLASSES = EnumSet.of(QosClass.PREFETCH, QosClass.BACKGROUND, QosClass.TRAINING_READ);
 
     public HintSpec {
         paths = List.copyOf(paths);
@@ -32,7 +40,8 @@ public record HintSpec(String job, List<String> paths, long deadline, int priori
      * Reads a submission: {@code job} (required), {@code paths} (required, absolute),
      * {@code deadline} (an ISO-8601 instant such as {@code 2026-12-01T20:00:00Z}, or a delay from
      * now such as {@code 90s}, {@code 30m}, {@code 2h}), {@code priority} (0..9, default 0),
-     * {@code nodes}, {@code qos} ({@code prefetch}), {@code supersedes} (a hint id).
+     * {@code nodes}, {@code qos} (one of {@link #HINT_CLASSES}, default {@code prefetch}),
+     * {@code supersedes} (a hint id).
      */
     public static HintSpec parse(JsonNode n, Instant now) {
         if (n == null || !n.isObject()) {
@@ -79,12 +88,13 @@ public record HintSpec(String job, List<String> paths, long deadline, int priori
             priority = p.asInt();
         }
         List<String> nodes = n.has("nodes") ? strings(n, "nodes", MAX_NODES) : List.of();
-        String qos = "prefetch";
+        String qos = QosClass.PREFETCH.policyName();
         JsonNode q = n.get("qos");
         if (q != null && !q.isNull()) {
-            if (!q.isTextual() || !q.asText().equals("prefetch")) {
-                throw bad("qos: \"prefetch\" is the class agents fetch hinted data in (got " + q + ")");
+            if (!q.isTextual() || HINT_CLASSES.stream().noneMatch(c -> c.policyName().equals(q.asText()))) {
+                throw bad("qos: the class agents fetch the data in: prefetch (the default), background or training-read, got " + q);
             }
+            qos = q.asText();
         }
         long supersedes = 0;
         JsonNode s = n.get("supersedes");

@@ -12,6 +12,7 @@ import io.strata.core.NodeId;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.QosClass;
 import io.strata.core.util.Futures;
 import io.strata.l2.Holders;
 import io.strata.l2.pool.PrefetchClient;
@@ -633,7 +634,7 @@ public final class Planner implements AutoCloseable {
         CompletableFuture<?> f;
         try {
             f = agents.fetchAsync(agent, addr, item.epoch, item.epoch == 0 ? a.dataVersion() : 0,
-                    item.epoch == 0 ? List.of(agent) : item.holders, j.id(), options.fetchTimeout());
+                    item.epoch == 0 ? List.of(agent) : item.holders, j.id(), QosClass.parse(j.hint.qos()), options.fetchTimeout());
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }

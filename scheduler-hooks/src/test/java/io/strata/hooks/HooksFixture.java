@@ -70,6 +70,7 @@ final class HooksFixture implements AutoCloseable {
     private final UnaryOperator<L2AgentConfig> agentConfig;
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final Map<String, NodeContext> contexts = new HashMap<>();
+    private final Map<Integer, NodeContext> agentContexts = new HashMap<>();
     private final HttpClient http;
     /** The HTTPS and tokens of the fixture; null: plain HTTP without authentication. */
     final Secured secured;
@@ -133,9 +134,10 @@ final class HooksFixture implements AutoCloseable {
     L2Agent startAgent(int i) throws IOException {
         int id = 10 + i;
         L2AgentConfig cfg = agentConfig.apply(L2AgentConfig.of(NodeId.of(id), dir.resolve("agent-" + i)));
-        L2Agent a = L2Agent.start(NodeContext.seeded("agent-" + i, seed + i), cfg, cluster.routingSource(), meta, l3, RpcOptions.DEFAULTS,
-                new InetSocketAddress("127.0.0.1", 0));
+        NodeContext agentCtx = NodeContext.seeded("agent-" + i, seed + i);
+        L2Agent a = L2Agent.start(agentCtx, cfg, cluster.routingSource(), meta, l3, RpcOptions.DEFAULTS, new InetSocketAddress("127.0.0.1", 0));
         agents.put(i, a);
+        agentContexts.put(i, agentCtx);
         cluster.storage().updateRouting(r -> route(r, id, a.address(), "gpu-" + i, true));
         return a;
     }
@@ -231,6 +233,13 @@ final class HooksFixture implements AutoCloseable {
             Thread.sleep(50);
         }
         throw new AssertionError("hint " + id + " did not reach " + state + " in " + timeout + ": " + last);
+    }
+
+    /** How many disk operations of class {@code qos} agent {@code i}'s scheduler has let through. */
+    long agentDiskOps(int i, io.strata.core.tier.QosClass qos) {
+        var t = agentContexts.get(i).meters().find("strata.qos.queued").tag("class", qos.policyName()).tag("device", "l2-" + (10 + i))
+                .timer();
+        return t == null ? 0 : t.count();
     }
 
     /** L3 chunk reads the agents made for prefetches, in all. */

@@ -11,6 +11,7 @@ import io.strata.core.StrataException;
 import io.strata.core.fault.Fault;
 import io.strata.core.fault.FaultInjector;
 import io.strata.core.fault.FaultPoint;
+import io.strata.core.tier.QosClass;
 import io.strata.core.util.Futures;
 import io.strata.l2.agent.L2AgentConfig;
 import io.strata.protocol.meta.Cached;
@@ -165,6 +166,26 @@ class HooksTest {
     }
 
     @Test
+    void aHintsQosClassIsTheClassItsDataIsFetchedIn(@TempDir Path dir) throws Exception {
+        try (HooksFixture f = new HooksFixture(dir, 1611, 1, c -> c)) {
+            dataset(f.admin, "/data/a", 2, 1);
+            dataset(f.admin, "/data/b", 1, 2);
+            HooksFixture.Http r = f.post("/v1/hints", hint("late-job", List.of("/data/a"), "\"qos\": \"training-read\""));
+            assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
+            assertThat(r.body().path("qos").asText()).isEqualTo("training-read");
+            f.awaitState(r.body().path("id").asText(), "ready", Duration.ofSeconds(60));
+            assertThat(f.agentDiskOps(1, QosClass.TRAINING_READ)).as("every chunk of the hint stored in its class")
+                    .isEqualTo(2L * CHUNKS_PER_FILE);
+            assertThat(f.agentDiskOps(1, QosClass.PREFETCH)).isZero();
+
+            String plain = f.post("/v1/hints", hint("next-job", List.of("/data/b"), "")).body().path("id").asText();
+            assertThat(f.awaitState(plain, "ready", Duration.ofSeconds(60)).path("qos").asText()).isEqualTo("prefetch");
+            assertThat(f.agentDiskOps(1, QosClass.PREFETCH)).as("a hint that names no class fetches in prefetch")
+                    .isEqualTo(CHUNKS_PER_FILE);
+        }
+    }
+
+    @Test
     void badInputGetsA4xxNamingTheField(@TempDir Path dir) throws Exception {
         try (HooksFixture f = new HooksFixture(dir, 1603, 1, c -> c)) {
             dataset(f.admin, "/data/a", 1, 4);
@@ -177,6 +198,7 @@ class HooksTest {
             expect(f.post("/v1/hints", hint("x", List.of("/data/a"), "\"nodes\": [\"gpu-9\"]")), 400, "nodes[0]");
             expect(f.post("/v1/hints", hint("x", List.of("/data/a"), "\"priority\": 12")), 400, "priority");
             expect(f.post("/v1/hints", hint("x", List.of("/data/a"), "\"qos\": \"interactive\"")), 400, "qos");
+            expect(f.post("/v1/hints", hint("x", List.of("/data/a"), "\"qos\": \"checkpoint\"")), 400, "prefetch (the default), background or training-read");
             expect(f.post("/v1/hints", hint("x", List.of("/data/a"), "\"colour\": \"red\"")), 400, "colour");
             expect(f.post("/v1/hints", "{\"paths\": [\"/data/a\"]}"), 400, "job");
             expect(f.get("/v1/hints/999"), 404, "999");

@@ -55,6 +55,7 @@ final class L2Cluster implements AutoCloseable {
     private final Path dir;
     private final UnaryOperator<L2AgentConfig> settings;
     private final Map<Integer, L2Agent> agents = new TreeMap<>();
+    private final Map<Integer, NodeContext> contexts = new TreeMap<>();
     private final List<L2Tier> tiers = new ArrayList<>();
     private int files;
 
@@ -82,9 +83,11 @@ final class L2Cluster implements AutoCloseable {
     /** Starts (or restarts, on its directory) agent {@code id} and lists it in routing as serving. */
     L2Agent start(int id) throws IOException {
         L2AgentConfig cfg = settings.apply(L2AgentConfig.of(NodeId.of(id), dir.resolve("agent-" + id)));
-        L2Agent a = L2Agent.start(NodeContext.seeded("agent-" + id, id), cfg, cluster.routingSource(), meta, l3, RpcOptions.DEFAULTS,
+        NodeContext agentCtx = NodeContext.seeded("agent-" + id, id);
+        L2Agent a = L2Agent.start(agentCtx, cfg, cluster.routingSource(), meta, l3, RpcOptions.DEFAULTS,
                 new InetSocketAddress("127.0.0.1", 0));
         agents.put(id, a);
+        contexts.put(id, agentCtx);
         cluster.storage().updateRouting(r -> AgentRouting.with(r, id, a.address(), "node-" + id, true));
         return a;
     }
@@ -113,6 +116,11 @@ final class L2Cluster implements AutoCloseable {
 
     L2Agent agent(int id) {
         return agents.get(id);
+    }
+
+    /** The node context agent {@code id} was last started with: its meters. */
+    NodeContext agentContext(int id) {
+        return contexts.get(id);
     }
 
     /** A new pool client (closed with the cluster). */

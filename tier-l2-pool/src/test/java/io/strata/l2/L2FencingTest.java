@@ -102,7 +102,7 @@ class L2FencingTest {
     private static StrataException write(RpcClient rpc, L2Agent agent, long inode) {
         byte[] bytes = new byte[1 << 20]; // the whole chunk: the agent needs no base from L3 (there is none here)
         L2Message.Write m = new L2Message.Write(new ChunkRef(inode, 0, 1, 1 << 20), 1, new RequestId(7, inode), UpdateKind.WRITE, 0,
-                bytes.length, Crc32c.of(java.nio.ByteBuffer.wrap(bytes)), false, List.of(21));
+                bytes.length, Crc32c.of(java.nio.ByteBuffer.wrap(bytes)), false, List.of(21), io.strata.core.tier.QosClass.CHECKPOINT);
         try {
             Futures.join(rpc.call(agent.address(), m, Payload.of(Unpooled.wrappedBuffer(bytes)), T), T).close();
             return null;

@@ -53,7 +53,7 @@ class L2PrefetchTest {
     }
 
     static L2Message.Fetched fetch(PrefetchClient p, int agent, ChunkAddress a, long version, long owner) {
-        return Futures.join(p.fetchAsync(agent, a, 0, version, List.of(agent), owner, T), T);
+        return Futures.join(p.fetchAsync(agent, a, 0, version, List.of(agent), owner, QosClass.PREFETCH, T), T);
     }
 
     static long unpin(PrefetchClient p, int agent, long owner) {
@@ -83,8 +83,8 @@ class L2PrefetchTest {
             writeL3(c, chunk(f, 0), data);
             long v = f.dataVersion();
 
-            CompletableFuture<L2Message.Fetched> a = p.fetchAsync(11, chunk(f, 0), 0, v, List.of(11), 1, T);
-            CompletableFuture<L2Message.Fetched> b = p.fetchAsync(11, chunk(f, 0), 0, v, List.of(11), 2, T);
+            CompletableFuture<L2Message.Fetched> a = p.fetchAsync(11, chunk(f, 0), 0, v, List.of(11), 1, QosClass.PREFETCH, T);
+            CompletableFuture<L2Message.Fetched> b = p.fetchAsync(11, chunk(f, 0), 0, v, List.of(11), 2, QosClass.PREFETCH, T);
             List<L2Message.Fetched> both = List.of(Futures.join(a, T), Futures.join(b, T));
 
             assertThat(both).filteredOn(L2Message.Fetched::fromL3).as("one fetch read L3, the other found its copy")
@@ -292,7 +292,7 @@ class L2PrefetchTest {
             assertThat(e.getMessage()).contains("staged in epoch " + s.epoch());
 
             for (int h : holders) {
-                L2Message.Fetched warm = Futures.join(p.fetchAsync(h, chunk(f, 0), s.epoch(), 0, holders, 1, T), T);
+                L2Message.Fetched warm = Futures.join(p.fetchAsync(h, chunk(f, 0), s.epoch(), 0, holders, 1, QosClass.PREFETCH, T), T);
                 assertThat(warm).as("agent %d holds the staged copy", h).isEqualTo(new L2Message.Fetched(false, 0));
                 assertThat(c.agent(h).status().pinnedChunks()).isEqualTo(1);
             }
@@ -359,7 +359,7 @@ class L2PrefetchTest {
             long start = System.nanoTime();
             List<CompletableFuture<L2Message.Fetched>> all = new java.util.ArrayList<>();
             for (int i = 0; i < n; i++) {
-                all.add(p.fetchAsync(11, chunk(f, i), 0, f.dataVersion(), List.of(11), 1, T));
+                all.add(p.fetchAsync(11, chunk(f, i), 0, f.dataVersion(), List.of(11), 1, QosClass.PREFETCH, T));
             }
             all.forEach(x -> Futures.join(x, T));
             long ms = (System.nanoTime() - start) / 1_000_000;

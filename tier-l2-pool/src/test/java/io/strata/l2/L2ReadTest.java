@@ -22,6 +22,7 @@ import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
+import io.strata.core.tier.QosClass;
 import io.strata.core.util.Crc32c;
 import io.strata.core.util.Futures;
 import io.strata.l2.pool.L2Tier;
@@ -67,7 +68,7 @@ class L2ReadTest {
     }
 
     static Answer readRaw(RpcClient rpc, InetSocketAddress agent, ChunkAddress a, long epoch, long offset, int length) {
-        try (Response resp = Futures.join(rpc.call(agent, new L2Message.Read(ChunkRef.of(a), epoch, offset, length), Payload.NONE, T), T)) {
+        try (Response resp = Futures.join(rpc.call(agent, new L2Message.Read(ChunkRef.of(a), epoch, offset, length, QosClass.INTERACTIVE), Payload.NONE, T), T)) {
             L2Message.ReadDone d = resp.message(L2Message.ReadDone.class);
             return new Answer(d, d.present() ? resp.takePayload() : null);
         }

@@ -1,6 +1,7 @@
 package io.strata.protocol.l2;
 
 import io.strata.core.rpc.Message;
+import io.strata.core.tier.QosClass;
 import io.strata.protocol.storage.ChunkRef;
 import io.strata.protocol.storage.RequestId;
 import io.strata.protocol.storage.UpdateKind;
@@ -20,10 +21,10 @@ public sealed interface L2Message extends Message {
      * file. {@code crc32c} is the payload's. A holder without a copy of this epoch first takes
      * the chunk's L3 content as the base, unless the update replaces the whole chunk; with
      * {@code mustHaveCopy} (the chunk was written in L2 in this epoch, so L3 may be older) it
-     * refuses with NOT_FOUND instead.
+     * refuses with NOT_FOUND instead. {@code qos} orders the update on every holder's disk.
      */
     record Write(ChunkRef chunk, long epoch, RequestId request, UpdateKind kind, long offset, long length, int crc32c,
-                 boolean mustHaveCopy, List<Integer> holders) implements L2Message {
+                 boolean mustHaveCopy, List<Integer> holders, QosClass qos) implements L2Message {
         public Write {
             holders = List.copyOf(holders);
         }
@@ -36,10 +37,10 @@ public sealed interface L2Message extends Message {
     /**
      * First holder to the next: store update {@code seq}. With {@code whole}, the payload is the
      * chunk's entire content after the update (a holder that had no copy gets one); else the
-     * update's own bytes.
+     * update's own bytes. {@code qos} is the client's class of the update.
      */
     record Forward(ChunkRef chunk, long epoch, RequestId request, UpdateKind kind, long seq, boolean whole, long offset, long length,
-                   int crc32c, List<Integer> holders) implements L2Message {
+                   int crc32c, List<Integer> holders, QosClass qos) implements L2Message {
         public Forward {
             holders = List.copyOf(holders);
         }
@@ -51,9 +52,10 @@ public sealed interface L2Message extends Message {
 
     /**
      * Anyone to a holder: read {@code length} bytes at {@code offset} of the chunk, if this agent
-     * holds a copy of staging epoch {@code epoch} or later (length 0: only its state).
+     * holds a copy of staging epoch {@code epoch} or later (length 0: only its state), scheduled
+     * on the agent's disk in class {@code qos}.
      */
-    record Read(ChunkRef chunk, long epoch, long offset, int length) implements L2Message {
+    record Read(ChunkRef chunk, long epoch, long offset, int length, QosClass qos) implements L2Message {
     }
 
     /**
@@ -111,9 +113,9 @@ public sealed interface L2Message extends Message {
      * from L3 when it has none at that version; a staged chunk is fetched with its staging epoch
      * and warmed as by {@link Warm} ({@code version} unused). {@code holders} are kept with the
      * copy: a staged chunk's holders; for epoch 0, the agents the file's copies were placed among
-     * (or none).
+     * (or none). {@code qos} is the hint's class: the L3 read and the copy's write are scheduled in it.
      */
-    record Fetch(ChunkRef chunk, long epoch, long version, List<Integer> holders, long owner) implements L2Message {
+    record Fetch(ChunkRef chunk, long epoch, long version, List<Integer> holders, long owner, QosClass qos) implements L2Message {
         public Fetch {
             holders = List.copyOf(holders);
         }

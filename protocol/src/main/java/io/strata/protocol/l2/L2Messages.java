@@ -5,6 +5,7 @@ import io.strata.core.rpc.CoreMessages;
 import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Wire;
+import io.strata.core.tier.QosClass;
 import io.strata.protocol.l2.L2Message.Ack;
 import io.strata.protocol.l2.L2Message.Chunks;
 import io.strata.protocol.l2.L2Message.Drained;
@@ -33,7 +34,8 @@ import java.util.List;
 
 /**
  * Wire types of {@link L2Message} (tags 400-499). Integers are big-endian; a request id is two
- * u64; holders are a u8 count of u32 node ids (at most {@link #MAX_HOLDERS}). Field ranges are
+ * u64; holders are a u8 count of u32 node ids (at most {@link #MAX_HOLDERS}); a QoS class is its
+ * one-byte tag. Field ranges are
  * checked by the agent, which answers with a status.
  */
 public final class L2Messages {
@@ -51,10 +53,11 @@ public final class L2Messages {
                 out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
                 Wire.writeBool(out, m.mustHaveCopy());
                 writeHolders(out, m.holders());
+                Wire.writeEnum(out, m.qos());
             },
             in -> new Write(ChunkRef.decode(in), Wire.readLong(in, "epoch"), readRequest(in), Wire.readEnum(in, UpdateKind.class, "update kind"),
                     Wire.readLong(in, "offset"), Wire.readLong(in, "length"), Wire.readInt(in, "crc32c"), Wire.readBool(in, "must have copy"),
-                    readHolders(in)));
+                    readHolders(in), readQos(in)));
     public static final MessageType<Written> WRITTEN = MessageType.of(401, Written.class,
             (m, out) -> out.writeLong(m.seq()).writeLong(m.chunkLength()),
             in -> new Written(Wire.readLong(in, "seq"), Wire.readLong(in, "chunk length")));
@@ -68,10 +71,11 @@ public final class L2Messages {
                 Wire.writeBool(out, m.whole());
                 out.writeLong(m.offset()).writeLong(m.length()).writeInt(m.crc32c());
                 writeHolders(out, m.holders());
+                Wire.writeEnum(out, m.qos());
             },
             in -> new Forward(ChunkRef.decode(in), Wire.readLong(in, "epoch"), readRequest(in), Wire.readEnum(in, UpdateKind.class, "update kind"),
                     Wire.readLong(in, "seq"), Wire.readBool(in, "whole"), Wire.readLong(in, "offset"), Wire.readLong(in, "length"),
-                    Wire.readInt(in, "crc32c"), readHolders(in)));
+                    Wire.readInt(in, "crc32c"), readHolders(in), readQos(in)));
     public static final MessageType<Forwarded> FORWARDED = MessageType.of(403, Forwarded.class,
             (m, out) -> out.writeLong(m.seq()),
             in -> new Forwarded(Wire.readLong(in, "seq")));
@@ -79,8 +83,10 @@ public final class L2Messages {
             (m, out) -> {
                 m.chunk().encode(out);
                 out.writeLong(m.epoch()).writeLong(m.offset()).writeInt(m.length());
+                Wire.writeEnum(out, m.qos());
             },
-            in -> new Read(ChunkRef.decode(in), Wire.readLong(in, "epoch"), Wire.readLong(in, "offset"), Wire.readInt(in, "length")));
+            in -> new Read(ChunkRef.decode(in), Wire.readLong(in, "epoch"), Wire.readLong(in, "offset"), Wire.readInt(in, "length"),
+                    readQos(in)));
     public static final MessageType<ReadDone> READ_DONE = MessageType.of(405, ReadDone.class,
             (m, out) -> {
                 Wire.writeBool(out, m.present());
@@ -167,6 +173,7 @@ public final class L2Messages {
                 out.writeByte(m.holders().size());
                 m.holders().forEach(out::writeInt);
                 out.writeLong(m.owner());
+                Wire.writeEnum(out, m.qos());
             },
             in -> {
                 ChunkRef c = ChunkRef.decode(in);
@@ -180,7 +187,7 @@ public final class L2Messages {
                 for (int i = 0; i < n; i++) {
                     hs.add(Wire.readInt(in, "holder", 1, Integer.MAX_VALUE));
                 }
-                return new Fetch(c, epoch, version, hs, Wire.readLong(in, "owner"));
+                return new Fetch(c, epoch, version, hs, Wire.readLong(in, "owner"), readQos(in));
             });
     public static final MessageType<Fetched> FETCHED = MessageType.of(417, Fetched.class,
             (m, out) -> {
@@ -227,6 +234,10 @@ public final class L2Messages {
             out.add(Wire.readInt(in, "holder", 1, Integer.MAX_VALUE));
         }
         return out;
+    }
+
+    private static QosClass readQos(ByteBuf in) {
+        return Wire.readEnum(in, QosClass.class, "qos class");
     }
 
     private static double readDouble(ByteBuf in, String what) {

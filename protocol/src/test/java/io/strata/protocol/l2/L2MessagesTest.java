@@ -10,6 +10,7 @@ import io.strata.core.StrataException;
 import io.strata.core.rpc.Message;
 import io.strata.core.rpc.MessageType;
 import io.strata.core.rpc.Wire;
+import io.strata.core.tier.QosClass;
 import io.strata.protocol.TagRange;
 import io.strata.protocol.storage.ChunkRef;
 import io.strata.protocol.storage.RequestId;
@@ -26,12 +27,12 @@ class L2MessagesTest {
 
     static List<Message> samples() {
         return List.of(
-                new L2Message.Write(REF, 3, new RequestId(5, 6), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFE, true, List.of(21, 22)),
-                new L2Message.Write(REF, 1, new RequestId(5, 7), UpdateKind.TRUNCATE, 0, 100, 0, false, List.of(21)),
+                new L2Message.Write(REF, 3, new RequestId(5, 6), UpdateKind.WRITE, 4096, 1 << 20, 0xCAFE, true, List.of(21, 22), QosClass.CHECKPOINT),
+                new L2Message.Write(REF, 1, new RequestId(5, 7), UpdateKind.TRUNCATE, 0, 100, 0, false, List.of(21), QosClass.INTERACTIVE),
                 new L2Message.Written(9, 1 << 22),
-                new L2Message.Forward(REF, 2, new RequestId(1, 2), UpdateKind.WRITE, 10, true, 0, 1 << 22, -1, List.of(21, 22, 23)),
+                new L2Message.Forward(REF, 2, new RequestId(1, 2), UpdateKind.WRITE, 10, true, 0, 1 << 22, -1, List.of(21, 22, 23), QosClass.TRAINING_READ),
                 new L2Message.Forwarded(10),
-                new L2Message.Read(REF, 1, 123, 4567),
+                new L2Message.Read(REF, 1, 123, 4567, QosClass.BACKGROUND),
                 new L2Message.ReadDone(true, 4, 65536, 0x1234, 3),
                 new L2Message.ReadDone(false, 0, 0, 0, -1),
                 new L2Message.Sync(77),
@@ -47,9 +48,9 @@ class L2MessagesTest {
                 new L2Message.Warm(REF, 4, List.of(21, 22)),
                 new L2Message.Warmed(true, 1 << 20),
                 new L2Message.Warmed(false, 0),
-                new L2Message.Fetch(REF, 0, 42, List.of(21), Long.MIN_VALUE),
-                new L2Message.Fetch(REF, 3, 0, List.of(), 9),
-                new L2Message.Fetch(REF, 2, 0, List.of(21, 22, 23, 24, 25, 26, 27, 28), -1),
+                new L2Message.Fetch(REF, 0, 42, List.of(21), Long.MIN_VALUE, QosClass.PREFETCH),
+                new L2Message.Fetch(REF, 3, 0, List.of(), 9, QosClass.TRAINING_READ),
+                new L2Message.Fetch(REF, 2, 0, List.of(21, 22, 23, 24, 25, 26, 27, 28), -1, QosClass.BACKGROUND),
                 new L2Message.Fetched(true, 1 << 22),
                 new L2Message.Fetched(false, 0),
                 new L2Message.Unpin(Long.MAX_VALUE),
@@ -111,19 +112,30 @@ class L2MessagesTest {
 
     @Test
     void holderListsAreBounded() {
-        ByteBuf b = encode(new L2Message.Write(REF, 1, new RequestId(1, 1), UpdateKind.WRITE, 0, 1, 0, false, List.of(21)));
+        ByteBuf b = encode(new L2Message.Write(REF, 1, new RequestId(1, 1), UpdateKind.WRITE, 0, 1, 0, false, List.of(21), QosClass.CHECKPOINT));
         try {
-            b.setByte(b.writerIndex() - 5, 0); // holder count 0
+            b.setByte(b.writerIndex() - 6, 0); // holder count 0, before the holder and the class
             assertThatThrownBy(() -> L2Messages.PROTOCOL.decode(L2Messages.WRITE, b)).hasMessageContaining("holder count 0");
         } finally {
             b.release();
         }
-        ByteBuf f = encode(new L2Message.Fetch(REF, 0, 1, List.of(), 5));
+        ByteBuf f = encode(new L2Message.Fetch(REF, 0, 1, List.of(), 5, QosClass.PREFETCH));
         try {
-            f.setByte(f.writerIndex() - 9, L2Messages.MAX_HOLDERS + 1); // the holder count, before the owner
+            f.setByte(f.writerIndex() - 10, L2Messages.MAX_HOLDERS + 1); // the holder count, before the owner and the class
             assertThatThrownBy(() -> L2Messages.PROTOCOL.decode(L2Messages.FETCH, f)).hasMessageContaining("holder count 9");
         } finally {
             f.release();
+        }
+    }
+
+    @Test
+    void anUnknownQosClassIsRefused() {
+        ByteBuf b = encode(new L2Message.Read(REF, 1, 0, 4096, QosClass.TRAINING_READ));
+        try {
+            b.setByte(b.writerIndex() - 1, 99);
+            assertThatThrownBy(() -> L2Messages.PROTOCOL.decode(L2Messages.READ, b)).hasMessageContaining("unknown qos class tag 99");
+        } finally {
+            b.release();
         }
     }
 

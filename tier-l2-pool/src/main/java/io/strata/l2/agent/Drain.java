@@ -10,6 +10,7 @@ import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.rpc.Payload;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.QosClass;
 import io.strata.core.tier.Tier;
 import io.strata.core.util.Futures;
 import io.strata.core.util.RateLimiter;
@@ -359,13 +360,19 @@ final class Drain implements AutoCloseable {
         // take a snapshot of the copy under the chunk's queue, write it to L3 outside it
         record Snapshot(Copy copy, ByteBuf bytes) {
         }
+        // the copy's bytes are read from the agent's disk in the background class
         CompletableFuture<Snapshot> taken = agent.queue().run(k, () -> {
             Copy c = store.get(k);
-            if (c == null || !c.undrained()) {
+            if (c == null || !c.undrained() || c.removed()) {
                 return CompletableFuture.completedFuture(new Snapshot(c, null));
             }
-            ByteBuf b = c.removed() ? null : store.read(k, 0, (int) c.length(), c.length(), ByteBufAllocator.DEFAULT);
-            return CompletableFuture.completedFuture(new Snapshot(c, b));
+            return agent.onDisk(QosClass.BACKGROUND, c.length(), agent.io(), () -> {
+                Copy now = store.get(k); // the chunk's queue holds its updates back: the same copy, unless the agent dropped it
+                if (now == null || !now.undrained() || now.removed()) {
+                    return new Snapshot(now, null);
+                }
+                return new Snapshot(now, store.read(k, 0, (int) now.length(), now.length(), ByteBufAllocator.DEFAULT));
+            });
         });
         Snapshot snap;
         try {
@@ -441,7 +448,8 @@ final class Drain implements AutoCloseable {
             return new ReadState(c.present() && c.epoch() >= s.epoch(), c.seq(), c.drainedSeq());
         }
         try {
-            L2Message.Read m = new L2Message.Read(new ChunkRef(s.inode().value(), index, chain, chunkSize), s.epoch(), 0, 0);
+            L2Message.Read m = new L2Message.Read(new ChunkRef(s.inode().value(), index, chain, chunkSize), s.epoch(), 0, 0,
+                    QosClass.BACKGROUND);
             L2Message.ReadDone d = Futures.join(agent.rpc().call(agent.addressOf(holder), m, L2Message.ReadDone.class), Duration.ofSeconds(5));
             return new ReadState(d.present(), d.seq(), d.drainedSeq());
         } catch (RuntimeException e) {

@@ -10,6 +10,7 @@ import io.strata.core.NodeContext;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.auth.Role;
+import io.strata.core.qos.QosScheduler;
 import io.strata.core.rpc.EchoService;
 import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.Reply;
@@ -58,11 +59,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -99,8 +100,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class L2Agent implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(L2Agent.class);
-    /** What a Fetch reads from L3 in. */
-    private static final IoOptions PREFETCH_IO = new IoOptions(0, QosClass.PREFETCH, Duration.ofSeconds(60));
+    /** How long a Fetch's read from L3 may take. */
+    private static final Duration FETCH_TIMEOUT = Duration.ofSeconds(60);
     /**
      * Threads serving reads. A read of a copy whose pages are not cached blocks its thread in the
      * disk read; readers (a restore, a job reading its prefetched dataset) keep many chunks in
@@ -121,6 +122,8 @@ public final class L2Agent implements AutoCloseable {
     /** fdatasyncs of copies, behind the writes and for clients' syncs. */
     private final ExecutorService syncers;
     private final KeyedQueue<Key> queue;
+    /** Orders the reads and writes of the agent's disk by QoS class ({@link #onDisk}). */
+    private final QosScheduler disk;
     private final RpcClient rpc;
     private final RpcServer server;
     private final Drain drain;
@@ -152,6 +155,7 @@ public final class L2Agent implements AutoCloseable {
         this.readAhead = new ReadAhead(store, config.nodeId().value(), hints);
         this.syncers = Executors.newFixedThreadPool(4, new DefaultThreadFactory(ctx.name() + "-l2-sync", true));
         store.syncBehind(syncers);
+        this.disk = new QosScheduler("l2-" + config.nodeId().value(), config.qos(), ctx.clock(), ctx.scheduler(), ctx.meters(), ctx.slowOps());
         RpcClient client = null;
         try {
             client = new RpcClient(ctx, L2Messages.PROTOCOL, rpcOptions);
@@ -160,7 +164,7 @@ public final class L2Agent implements AutoCloseable {
             this.server = EchoService.register(ctx, RpcServer.builder(ctx, L2Messages.PROTOCOL).options(rpcOptions), 1 << 20)
                     .handle(L2Messages.WRITE, io, this::write)
                     .handle(L2Messages.FORWARD, io, this::forward)
-                    .handle(L2Messages.READ, reads, this::read)
+                    .handle(L2Messages.READ, this::read) // gate and checks only: the read itself runs on the read pool
                     .handle(L2Messages.SYNC, io, this::sync)
                     .handle(L2Messages.LIST_CHUNKS, io, this::list)
                     .handle(L2Messages.DRAINED, io, this::drained)
@@ -296,6 +300,16 @@ public final class L2Agent implements AutoCloseable {
         return new IoOptions(0, QosClass.BACKGROUND, Duration.ofSeconds(60));
     }
 
+    /**
+     * Runs {@code work} (a read or write of the agent's disk moving {@code bytes}) on {@code pool}
+     * when the disk's scheduler gives class {@code c} a slot; the slot is held until it returns.
+     * The agent's disk is one device, shared by classes as a storage target's is
+     * (docs/internals/qos.md).
+     */
+    <T> CompletableFuture<T> onDisk(QosClass c, long bytes, ExecutorService pool, Supplier<T> work) {
+        return disk.submit(c, bytes, () -> CompletableFuture.supplyAsync(work, pool));
+    }
+
     /** The RPC address of agent {@code id}, from routing. */
     InetSocketAddress addressOf(int id) {
         return Holders.address(routing.current(), id);
@@ -371,15 +385,23 @@ public final class L2Agent implements AutoCloseable {
         }
         CompletableFuture<ByteBuf> base = have || replacesWhole(m, a)
                 ? CompletableFuture.completedFuture(null) : l3.readAsync(a, 0, a.chunkSize(), l3Io());
-        return base.thenApplyAsync(b -> {
-            try {
-                return apply(k, a, c, have, b, m.epoch(), m.kind(), m.offset(), m.length(), data, m.holders(), nextSeq(c));
-            } finally {
-                if (b != null) {
-                    b.release();
+        return base.thenCompose(b -> {
+            AtomicBoolean ran = new AtomicBoolean();
+            return onDisk(m.qos(), updateBytes(m.kind(), m.length(), a), io, () -> {
+                ran.set(true);
+                try {
+                    return apply(k, a, c, have, b, m.epoch(), m.kind(), m.offset(), m.length(), data, m.holders(), nextSeq(c));
+                } finally {
+                    if (b != null) {
+                        b.release();
+                    }
                 }
-            }
-        }, io).thenCompose(next -> {
+            }).whenComplete((x, e) -> {
+                if (!ran.get() && b != null) {
+                    b.release(); // never applied (the agent is closing): the base is released here
+                }
+            });
+        }).thenCompose(next -> {
             stagedBytes.increment(m.kind() == UpdateKind.WRITE ? m.length() : 0);
             List<CompletableFuture<Void>> forwards = new ArrayList<>();
             for (int h : m.holders().subList(1, m.holders().size())) {
@@ -388,6 +410,11 @@ public final class L2Agent implements AutoCloseable {
             return CompletableFuture.allOf(forwards.toArray(CompletableFuture[]::new))
                     .thenApply(v -> Reply.of(new Written(next.seq(), next.length())));
         });
+    }
+
+    /** What an update moves on the disk: a write's bytes, nothing for a cut or a removal (only the record changes). */
+    private static long updateBytes(UpdateKind kind, long length, ChunkAddress a) {
+        return kind == UpdateKind.WRITE ? Math.min(length, a.chunkSize()) : 0;
     }
 
     private static long nextSeq(Copy c) {
@@ -472,7 +499,7 @@ public final class L2Agent implements AutoCloseable {
                 p = m.kind() == UpdateKind.WRITE ? Payload.of(data.retainedDuplicate()) : Payload.NONE;
             }
             Forward f = new Forward(m.chunk(), m.epoch(), m.request(), m.kind(), next.seq(), whole, m.offset(), m.length(), m.crc32c(),
-                    m.holders());
+                    m.holders(), m.qos());
             return rpc.call(to, f, p, config.forwardTimeout(), RpcClient.Lane.BULK).thenAccept(resp -> { // the second copy: bulk by nature
                 try (resp) {
                     resp.message(Forwarded.class);
@@ -495,7 +522,7 @@ public final class L2Agent implements AutoCloseable {
         }
         ByteBuf data = r.takePayload();
         Key k = new Key(m.chunk().inode(), m.chunk().index());
-        return queue.<Reply>run(k, () -> {
+        return queue.<Reply>run(k, () -> onDisk(m.qos(), data.readableBytes(), io, () -> {
             Copy c = store.get(k);
             boolean have = c != null && c.present() && c.epoch() == m.epoch();
             Copy next;
@@ -519,13 +546,15 @@ public final class L2Agent implements AutoCloseable {
                 }
                 next = apply(k, a, c, true, null, m.epoch(), m.kind(), m.offset(), m.length(), data, m.holders(), m.seq());
             }
-            return CompletableFuture.completedFuture(Reply.of(new Forwarded(next.seq())));
-        }).whenComplete((x, e) -> data.release());
+            return Reply.of(new Forwarded(next.seq()));
+        })).whenComplete((x, e) -> data.release());
     }
 
     /**
-     * A read, on the read pool and outside the chunk's queue: concurrent reads of one chunk run
-     * in parallel, and a read does not wait behind the chunk's updates. The copy's read lock
+     * A read, on the read pool when the disk's scheduler gives the read's class a slot, and
+     * outside the chunk's queue: concurrent reads of one chunk run in parallel, and a read does
+     * not wait behind the chunk's updates. A read of length 0 (a copy's state: the record only)
+     * takes no slot. The copy's read lock
      * ({@link CopyStore#readCopy}) keeps its record and bytes together: a read racing an update in
      * place may see old or new bytes per region; one racing a whole change (a new copy, a cut, an
      * eviction, a drop, a Warm or Fetch storing the chunk) gets the copy before or after it.
@@ -538,18 +567,25 @@ public final class L2Agent implements AutoCloseable {
         if (m.length() < 0 || m.offset() < 0 || m.offset() + m.length() > a.chunkSize()) {
             a.checkRange(m.offset(), m.length());
         }
+        if (m.length() == 0) {
+            return CompletableFuture.completedFuture(serveRead(m, r.alloc()));
+        }
+        return onDisk(m.qos(), m.length(), reads, () -> serveRead(m, r.alloc()));
+    }
+
+    private Reply serveRead(Read m, ByteBufAllocator alloc) {
         Key k = new Key(m.chunk().inode(), m.chunk().index());
         // epoch 0 asks for a prefetched copy (sequence = data version); a staged copy's sequence
         // could equal that number by chance, so it is not offered
         CopyStore.Found f = store.readCopy(k, c -> c.epoch() >= m.epoch() && (m.epoch() != 0 || c.epoch() == 0),
-                m.offset(), m.length(), r.alloc());
+                m.offset(), m.length(), alloc);
         Copy c = f.copy();
         if (c == null) {
-            return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, 0, 0, 0, -1)));
+            return Reply.of(new ReadDone(false, 0, 0, 0, -1));
         }
         ByteBuf bytes = f.bytes();
         if (bytes == null) {
-            return CompletableFuture.completedFuture(Reply.of(new ReadDone(false, c.seq(), 0, 0, c.present() ? -1 : c.drainedSeq())));
+            return Reply.of(new ReadDone(false, c.seq(), 0, 0, c.present() ? -1 : c.drainedSeq()));
         }
         int crc;
         try {
@@ -561,7 +597,7 @@ public final class L2Agent implements AutoCloseable {
         if (m.length() > 0) {
             readAhead.served(k, c); // (a drain's length-0 read only asks for the sequences)
         }
-        return CompletableFuture.completedFuture(Reply.of(new ReadDone(true, c.seq(), c.length(), crc, c.drainedSeq()), Payload.of(bytes)));
+        return Reply.of(new ReadDone(true, c.seq(), c.length(), crc, c.drainedSeq()), Payload.of(bytes));
     }
 
     private CompletableFuture<Reply> sync(Request<Sync> r) {
@@ -612,7 +648,7 @@ public final class L2Agent implements AutoCloseable {
         L2Message.Warm m = r.message();
         ChunkAddress a = m.chunk().address();
         Key k = new Key(m.chunk().inode(), m.chunk().index());
-        return queue.run(k, () -> warmCopy(m.chunk(), k, m.epoch(), m.holders(), null,
+        return queue.run(k, () -> warmCopy(m.chunk(), k, m.epoch(), m.holders(), null, QosClass.CHECKPOINT,
                         () -> l3.readAsync(a, 0, a.chunkSize(), l3Io().withQos(QosClass.CHECKPOINT))))
                 .thenApply(f -> Reply.of(new L2Message.Warmed(f.fromL3(), f.bytes())));
     }
@@ -636,7 +672,7 @@ public final class L2Agent implements AutoCloseable {
         ChunkAddress a = m.chunk().address();
         Key k = new Key(m.chunk().inode(), m.chunk().index());
         return queue.run(k, () -> m.epoch() == 0 ? fetchUnstaged(m, k, a)
-                : warmCopy(m.chunk(), k, m.epoch(), m.holders(), m.owner(), () -> prefetchRead(a))).thenApply(Reply::of);
+                : warmCopy(m.chunk(), k, m.epoch(), m.holders(), m.owner(), m.qos(), () -> prefetchRead(a, m.qos()))).thenApply(Reply::of);
     }
 
     private CompletableFuture<Fetched> fetchUnstaged(Fetch m, Key k, ChunkAddress a) {
@@ -648,7 +684,7 @@ public final class L2Agent implements AutoCloseable {
         if (c != null && c.present() && c.seq() == m.version() && store.pinIfPresent(k, m.owner())) {
             return CompletableFuture.completedFuture(new Fetched(false, 0));
         }
-        return load(m.chunk(), k, 0, m.version(), m.holders(), m.owner(), () -> prefetchRead(a));
+        return load(m.chunk(), k, 0, m.version(), m.holders(), m.owner(), m.qos(), () -> prefetchRead(a, m.qos()));
     }
 
     /**
@@ -657,7 +693,7 @@ public final class L2Agent implements AutoCloseable {
      * its updates were all drained, so L3 has them) or a chunk this agent never held is read
      * from L3 and kept as a drained copy, at the sequence the tombstone had.
      */
-    private CompletableFuture<Fetched> warmCopy(ChunkRef chunk, Key k, long epoch, List<Integer> holders, Long owner,
+    private CompletableFuture<Fetched> warmCopy(ChunkRef chunk, Key k, long epoch, List<Integer> holders, Long owner, QosClass qos,
                                                 Supplier<CompletableFuture<ByteBuf>> read) {
         Copy c = store.get(k);
         if (c != null && c.present() && (owner == null || store.pinIfPresent(k, owner))) {
@@ -667,23 +703,27 @@ public final class L2Agent implements AutoCloseable {
             throw new StrataException(Status.INVALID_ARGUMENT, "agent " + nodeId() + " holds " + chunk + " of epoch " + c.epoch()
                     + ", newer than " + epoch);
         }
-        return load(chunk, k, epoch, c == null ? 0 : c.seq(), holders, owner, read);
+        return load(chunk, k, epoch, c == null ? 0 : c.seq(), holders, owner, qos, read);
     }
 
     /**
      * Reads the chunk from L3 ({@code read}) and keeps it as a drained copy of {@code epoch} at
-     * sequence {@code seq}, pinned for {@code owner} (null: not pinned). A new copy evicts
-     * drained copies no one pins to make room; NO_SPACE when only undrained or pinned ones are left.
+     * sequence {@code seq}, pinned for {@code owner} (null: not pinned), writing it to the disk in
+     * class {@code qos}. A new copy evicts drained copies no one pins to make room; NO_SPACE when
+     * only undrained or pinned ones are left.
      */
-    private CompletableFuture<Fetched> load(ChunkRef chunk, Key k, long epoch, long seq, List<Integer> holders, Long owner,
+    private CompletableFuture<Fetched> load(ChunkRef chunk, Key k, long epoch, long seq, List<Integer> holders, Long owner, QosClass qos,
                                             Supplier<CompletableFuture<ByteBuf>> read) {
         return read.get().thenCompose(bytes -> {
-            try {
-                return CompletableFuture.supplyAsync(() -> keep(chunk, k, epoch, seq, holders, owner, bytes), io);
-            } catch (RejectedExecutionException e) {
-                bytes.release(); // the agent is closing: nobody else will
-                throw e;
-            }
+            AtomicBoolean ran = new AtomicBoolean();
+            return onDisk(qos, bytes.readableBytes(), io, () -> {
+                ran.set(true);
+                return keep(chunk, k, epoch, seq, holders, owner, bytes);
+            }).whenComplete((f, e) -> {
+                if (!ran.get()) {
+                    bytes.release(); // never kept (the agent is closing): nobody else will
+                }
+            });
         });
     }
 
@@ -712,8 +752,8 @@ public final class L2Agent implements AutoCloseable {
         }
     }
 
-    /** Reads a whole chunk from L3 for a Fetch: in the prefetch class, once the prefetch byte rate allows a chunk more. */
-    private CompletableFuture<ByteBuf> prefetchRead(ChunkAddress a) {
+    /** Reads a whole chunk from L3 for a Fetch: in the hint's class, once the prefetch byte rate allows a chunk more. */
+    private CompletableFuture<ByteBuf> prefetchRead(ChunkAddress a, QosClass qos) {
         long wait = prefetchLimiter == null ? 0 : prefetchLimiter.reserve(a.chunkSize());
         CompletableFuture<Void> turn = new CompletableFuture<>();
         if (wait == 0) {
@@ -721,7 +761,7 @@ public final class L2Agent implements AutoCloseable {
         } else {
             ctx.schedule(() -> turn.complete(null), Duration.ofNanos(wait));
         }
-        return turn.thenCompose(v -> l3.readAsync(a, 0, a.chunkSize(), PREFETCH_IO)).thenApply(b -> {
+        return turn.thenCompose(v -> l3.readAsync(a, 0, a.chunkSize(), new IoOptions(0, qos, FETCH_TIMEOUT))).thenApply(b -> {
             prefetchFetches.incrementAndGet();
             prefetchBytes.addAndGet(b.readableBytes());
             return b;

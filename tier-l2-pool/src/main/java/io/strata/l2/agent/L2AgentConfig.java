@@ -2,8 +2,10 @@ package io.strata.l2.agent;
 
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
+import io.strata.config.QosConfig;
 import io.strata.core.DataSize;
 import io.strata.core.NodeId;
+import io.strata.core.qos.QosShares;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,22 +28,28 @@ import java.util.Optional;
  * prefetch-bandwidth = "256MiB" # bytes per second this agent reads from L3 for prefetch hints (0: unlimited)
  * drain-interval = "100ms"     # how often the drain looks for work (a client's sync wakes it at once)
  * forward-timeout = "5s"       # one attempt to forward an update to another holder
+ * [l2.qos]                     # how the agent's disk is shared between QoS classes (QosConfig; 32 slots by default)
  * </pre>
  */
 public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
                             Path path, DataSize capacity, DataSize minFree, DataSize drainBandwidth, DataSize prefetchBandwidth,
-                            Duration drainInterval, Duration forwardTimeout) {
+                            Duration drainInterval, Duration forwardTimeout, QosShares qos) {
     public static final DataSize DEFAULT_CAPACITY = DataSize.ofGiB(16);
     public static final DataSize DEFAULT_MIN_FREE = DataSize.ofMiB(512);
     public static final DataSize DEFAULT_DRAIN_BANDWIDTH = DataSize.ofMiB(512);
     /** Half the drain's: a prefetch is ahead of its job, the drain frees room and makes checkpoints durable. */
     public static final DataSize DEFAULT_PREFETCH_BANDWIDTH = DataSize.ofMiB(256);
+    /**
+     * The agent's disk scheduler: a storage target's shares, with as many slots as the agent has
+     * read threads (a restore keeps many chunk reads in flight, and the disk serves them faster so).
+     */
+    public static final QosShares DEFAULT_QOS = QosShares.DEFAULTS.withSlots(L2Agent.READ_THREADS);
 
     public L2AgentConfig {
         mgmtd = List.copyOf(mgmtd);
         labels = Map.copyOf(labels);
-        if (nodeId == null || path == null) {
-            throw new ConfigException("l2", "an L2 agent needs a node id and a path");
+        if (nodeId == null || path == null || qos == null) {
+            throw new ConfigException("l2", "an L2 agent needs a node id, a path and QoS shares");
         }
         if (capacity.bytes() < (1 << 20)) {
             throw new ConfigException("l2.capacity", "must be at least 1MiB, got " + capacity);
@@ -58,28 +66,34 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
     /** An agent with default settings storing in {@code path} (tests, embedded clusters). */
     public static L2AgentConfig of(NodeId id, Path path) {
         return new L2AgentConfig(id, List.of(), null, Map.of(), path, DEFAULT_CAPACITY, DataSize.ofMiB(16), DEFAULT_DRAIN_BANDWIDTH,
-                DEFAULT_PREFETCH_BANDWIDTH, Duration.ofMillis(100), Duration.ofSeconds(5));
+                DEFAULT_PREFETCH_BANDWIDTH, Duration.ofMillis(100), Duration.ofSeconds(5), DEFAULT_QOS);
     }
 
     public L2AgentConfig withCapacity(DataSize c) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, c, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
-                forwardTimeout);
+                forwardTimeout, qos);
     }
 
     public L2AgentConfig withDrainBandwidth(DataSize perSecond) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, perSecond, prefetchBandwidth, drainInterval,
-                forwardTimeout);
+                forwardTimeout, qos);
     }
 
     public L2AgentConfig withLabels(Map<String, String> l) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, l, path, capacity, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
-                forwardTimeout);
+                forwardTimeout, qos);
     }
 
     /** The same settings with a prefetch byte rate ({@link DataSize#ZERO}: unlimited). */
     public L2AgentConfig withPrefetchBandwidth(DataSize perSecond) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, drainBandwidth, perSecond, drainInterval,
-                forwardTimeout);
+                forwardTimeout, qos);
+    }
+
+    /** The same settings with the disk scheduler's shares {@code q}. */
+    public L2AgentConfig withQos(QosShares q) {
+        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
+                forwardTimeout, q);
     }
 
     public Optional<InetSocketAddress> advertiseAddress() {
@@ -114,6 +128,7 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
                 s.size("drain-bandwidth", DEFAULT_DRAIN_BANDWIDTH, DataSize.ofKiB(64), DataSize.ofGiB(1L << 20)),
                 s.size("prefetch-bandwidth", DEFAULT_PREFETCH_BANDWIDTH, DataSize.ZERO, DataSize.ofGiB(1L << 20)),
                 s.duration("drain-interval", Duration.ofMillis(100), Duration.ofMillis(1), Duration.ofMinutes(10)),
-                s.duration("forward-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofMinutes(10)));
+                s.duration("forward-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofMinutes(10)),
+                QosConfig.read(s.section("qos"), DEFAULT_QOS));
     }
 }

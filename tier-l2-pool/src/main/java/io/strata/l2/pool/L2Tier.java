@@ -256,7 +256,8 @@ public final class L2Tier implements Tier, StagingControl {
                                             long offset, long length, ByteBuf data, IoOptions io, List<Integer> holders,
                                             boolean inL2, int n, Set<Integer> excluded) {
         int crc = kind == UpdateKind.WRITE ? Crc32c.of(data) : 0;
-        L2Message.Write m = new L2Message.Write(ChunkRef.of(chunk), st.record.epoch(), id, kind, offset, length, crc, inL2, holders);
+        L2Message.Write m = new L2Message.Write(ChunkRef.of(chunk), st.record.epoch(), id, kind, offset, length, crc, inL2, holders,
+                io.qos());
         CompletableFuture<Void> sent;
         try {
             java.net.InetSocketAddress to = address(holders.get(0)); // before the payload exists: nothing to release if it fails
@@ -569,7 +570,7 @@ public final class L2Tier implements Tier, StagingControl {
             return lost(s, chunk, offset, length, io, holders, unreachable, writtenHere);
         }
         int h = holders.get(i);
-        L2Message.Read m = new L2Message.Read(ChunkRef.of(chunk), s.epoch(), offset, length);
+        L2Message.Read m = new L2Message.Read(ChunkRef.of(chunk), s.epoch(), offset, length, io.qos());
         CompletableFuture<io.strata.core.rpc.Response> call;
         try {
             call = rpc.call(address(h), m, Payload.NONE, io.timeout(), io.qos().lane(length), io.trace());
@@ -605,7 +606,7 @@ public final class L2Tier implements Tier, StagingControl {
             cachedMiss.increment();
             return below.readAsync(chunk, offset, length, io);
         }
-        L2Message.Read m = new L2Message.Read(ChunkRef.of(chunk), 0, offset, length);
+        L2Message.Read m = new L2Message.Read(ChunkRef.of(chunk), 0, offset, length, io.qos());
         CompletableFuture<io.strata.core.rpc.Response> call;
         try {
             Duration timeout = io.timeout().compareTo(CACHED_TIMEOUT) < 0 ? io.timeout() : CACHED_TIMEOUT;

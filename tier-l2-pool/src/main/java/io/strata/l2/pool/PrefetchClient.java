@@ -7,6 +7,7 @@ import io.strata.core.rpc.Payload;
 import io.strata.core.rpc.RpcClient;
 import io.strata.core.rpc.RpcOptions;
 import io.strata.core.tier.ChunkAddress;
+import io.strata.core.tier.QosClass;
 import io.strata.l2.Holders;
 import io.strata.placement.RoutingSource;
 import io.strata.protocol.l2.L2Message;
@@ -38,11 +39,12 @@ public final class PrefetchClient implements AutoCloseable {
      * Has agent {@code agent} hold {@code chunk} pinned for {@code owner}. A chunk of a file never
      * staged is fetched with epoch 0 at the file's data version {@code version} (its readers find
      * it with {@link io.strata.core.tier.CachedCopies} of that version); a chunk of a staged file
-     * whose record is durable with the record's epoch, on the chunk's {@code holders}.
+     * whose record is durable with the record's epoch, on the chunk's {@code holders}. The agent
+     * reads the chunk from L3 and writes its copy in class {@code qos}.
      */
     public CompletableFuture<L2Message.Fetched> fetchAsync(int agent, ChunkAddress chunk, long epoch, long version, List<Integer> holders,
-                                                           long owner, Duration timeout) {
-        return call(agent, new L2Message.Fetch(ChunkRef.of(chunk), epoch, version, holders, owner), L2Message.Fetched.class, timeout);
+                                                           long owner, QosClass qos, Duration timeout) {
+        return call(agent, new L2Message.Fetch(ChunkRef.of(chunk), epoch, version, holders, owner, qos), L2Message.Fetched.class, timeout);
     }
 
     /** Drops every pin {@code owner} holds on agent {@code agent}; how many chunks it had pinned there. */

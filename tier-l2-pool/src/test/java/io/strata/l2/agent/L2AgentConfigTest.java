@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.strata.config.ConfigException;
 import io.strata.config.ConfigNode;
 import io.strata.core.DataSize;
+import io.strata.core.qos.QosShares;
+import io.strata.core.tier.QosClass;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** The {@code [l2]} table: the prefetch byte rate, its default, 0 for unlimited, and what is refused. */
+/** The {@code [l2]} table: the prefetch byte rate, its default, 0 for unlimited, the disk's QoS shares, and what is refused. */
 class L2AgentConfigTest {
     static L2AgentConfig read(String extra) {
         ConfigNode root = ConfigNode.parse("[l2]\nnode-id = 11\nmgmtd = [\"127.0.0.1:9200\"]\n" + extra, "t");
@@ -29,5 +31,32 @@ class L2AgentConfigTest {
     void aPrefetchByteRateTooSmallToMeanAnythingIsRefusedByName() {
         assertThatThrownBy(() -> read("prefetch-bandwidth = \"32KiB\"")).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("l2.prefetch-bandwidth").hasMessageContaining("0 (unlimited) or at least 64KiB");
+    }
+
+    @Test
+    void theDisksQosSharesDefaultToAStorageTargetsWithAReadThreadPerSlot() {
+        QosShares q = read("").qos();
+        assertThat(q.enabled()).isTrue();
+        assertThat(q.slots()).isEqualTo(L2Agent.READ_THREADS);
+        assertThat(q.share(QosClass.BACKGROUND)).isEqualTo(QosShares.DEFAULTS.share(QosClass.BACKGROUND));
+    }
+
+    @Test
+    void aQosTableChangesOnlyWhatItNames() {
+        QosShares q = read("[l2.qos]\nslots = 4\nprefetch = { limit = \"100MiB\" }\n").qos();
+        assertThat(q.slots()).isEqualTo(4);
+        assertThat(q.share(QosClass.PREFETCH).limit()).isEqualTo(100L << 20);
+        assertThat(q.share(QosClass.PREFETCH).weight()).isEqualTo(QosShares.DEFAULTS.share(QosClass.PREFETCH).weight());
+        assertThat(q.share(QosClass.TRAINING_READ)).isEqualTo(QosShares.DEFAULTS.share(QosClass.TRAINING_READ));
+        assertThat(read("[l2.qos]\nenabled = false\n").qos().enabled()).isFalse();
+    }
+
+    @Test
+    void aBadQosValueIsRefusedByItsKey() {
+        assertThatThrownBy(() -> read("[l2.qos]\nslots = 0\n")).isInstanceOf(ConfigException.class).hasMessageContaining("l2.qos.slots");
+        assertThatThrownBy(() -> read("[l2.qos]\ntraining-read = { weight = 5000 }\n")).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("l2.qos.training-read.weight");
+        assertThatThrownBy(() -> read("[l2.qos]\nbulk = { weight = 2 }\n")).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("l2.qos.bulk");
     }
 }
