@@ -97,8 +97,8 @@ final class UpCommand implements Callable<Integer> {
             + "fixed at the first start, later starts reuse it).")
     Integer l2Agents;
 
-    @Option(names = "--no-qos", description = "Storage nodes run every request as it arrives ([storage.qos] enabled = false) and the mount "
-            + "and commands hold no class to an in-flight budget ([client.in-flight] all 0), for comparisons.")
+    @Option(names = "--no-qos", description = "Storage nodes and L2 agents run every request as it arrives ([storage.qos] and [l2.qos] "
+            + "enabled = false) and the mount and commands hold no class to an in-flight budget ([client.in-flight] all 0), for comparisons.")
     boolean noQos;
 
     @Option(names = "--no-tls", description = "Plaintext RPC and plain HTTP hooks API: no [tls] in the daemons' and the client's configs "
@@ -158,7 +158,8 @@ final class UpCommand implements Callable<Integer> {
                 awaitChains(dir, layout, timeout);
                 List<DaemonSpec> agents = new ArrayList<>();
                 for (int i = 1; i <= layout.l2Rpc().size(); i++) {
-                    agents.add(new DaemonSpec("l2-" + i, "l2", layout.l2Toml(i), List.of(), "384m"));
+                    agents.add(new DaemonSpec("l2-" + i, "l2", layout.l2Toml(i) + (noQos ? "\n[l2.qos]\nenabled = false\n" : ""), List.of(),
+                            "384m"));
                 }
                 processes.addAll(startAll(dir, agents, timeout, started));
                 if (!layout.l2Rpc().isEmpty()) {
