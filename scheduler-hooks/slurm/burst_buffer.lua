@@ -442,9 +442,10 @@ the first command. Each line "#BB_LUA strata prefetch KEY=VALUE ..." adds to one
   path=P      a file, directory or glob in the Strata namespace (repeat for more; required)
   deadline=D  when the job wants to start: 30m, 2h, or an instant 2026-12-01T20:00:00Z
   priority=N  0..9, higher first
+  qos=C       the QoS class the data is fetched in: prefetch (the default), background, training-read
 Other #BB_LUA lines (not starting with "strata") are left to other tools. Returns the hint's
-fields ({paths, deadline, priority}), or nil when the script has no Strata directive, or nil and
-what is wrong with it.
+fields ({paths, deadline, priority, qos}), or nil when the script has no Strata directive, or nil
+and what is wrong with it.
 --]]
 local function read_directives(conf, script)
 	local f, why = io.open(script, "r")
@@ -485,7 +486,7 @@ local function read_directives(conf, script)
 			for i = 3, #w do
 				local k, v = w[i]:match("^(%w+)=(.*)$")
 				if not k or v == "" then
-					return nil, "\"" .. w[i] .. "\" is not KEY=VALUE (keys: path, deadline, priority)"
+					return nil, "\"" .. w[i] .. "\" is not KEY=VALUE (keys: path, deadline, priority, qos)"
 				elseif k == "path" then
 					if mount ~= "" and (v == mount or v:sub(1, #mount + 1) == mount .. "/") then
 						v = v:sub(#mount + 1)
@@ -514,8 +515,16 @@ local function read_directives(conf, script)
 						return nil, "two priorities: " .. spec.priority .. " and " .. n
 					end
 					spec.priority = n
+				elseif k == "qos" then
+					if v ~= "prefetch" and v ~= "background" and v ~= "training-read" then
+						return nil, "qos=" .. v .. " is not prefetch, background or training-read"
+					end
+					if spec.qos and spec.qos ~= v then
+						return nil, "two classes: " .. spec.qos .. " and " .. v
+					end
+					spec.qos = v
 				else
-					return nil, "unknown key \"" .. k .. "\" (keys: path, deadline, priority)"
+					return nil, "unknown key \"" .. k .. "\" (keys: path, deadline, priority, qos)"
 				end
 			end
 		end
@@ -580,6 +589,9 @@ local function submit(conf, job_id, spec, nodes)
 	end
 	if spec.priority then
 		fields[#fields + 1] = '"priority":' .. spec.priority
+	end
+	if spec.qos then
+		fields[#fields + 1] = '"qos":' .. json_string(spec.qos)
 	end
 	if #nodes > 0 then
 		fields[#fields + 1] = '"nodes":' .. json_list(nodes)

@@ -123,7 +123,7 @@ if [ -z "$lines" ] && [[ "${SLURM_JOB_COMMENT:-}" == strata\ * ]]; then
 fi
 [ -n "$lines" ] || exit 0
 
-paths=() deadline= priority=
+paths=() deadline= priority= qos=
 while read -r verb rest; do
   [ "$verb" = prefetch ] || fail "unknown Strata directive \"$verb\" (expected: strata prefetch path=...)"
   for kv in $rest; do
@@ -135,7 +135,8 @@ while read -r verb rest; do
         paths+=("$value") ;;
       deadline) deadline=$value ;;
       priority) priority=$value ;;
-      *) fail "\"$kv\" is not one of path=, deadline=, priority=" ;;
+      qos) qos=$value ;;
+      *) fail "\"$kv\" is not one of path=, deadline=, priority=, qos=" ;;
     esac
   done
 done <<< "$lines"
@@ -154,6 +155,7 @@ submit() {
   body="{\"job\":$(json_string "$job"),\"paths\":[$list]"
   [ -n "$deadline" ] && body+=",\"deadline\":$(json_string "$deadline")"
   [ -n "$priority" ] && body+=",\"priority\":$priority"
+  [ -n "$qos" ] && body+=",\"qos\":$(json_string "$qos")"
   if [ $# -gt 0 ]; then
     list= sep=
     for p in "$@"; do list+="$sep$(json_string "$p")"; sep=,; done

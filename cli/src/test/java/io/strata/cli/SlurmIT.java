@@ -275,7 +275,7 @@ class SlurmIT {
         Path script = Files.writeString(out.resolve("train.sh"), """
                 #!/bin/bash
                 #SBATCH --output=%1$s/train-%%j.out
-                #BB_LUA strata prefetch path=%2$s/datasets/slurm deadline=5m priority=5
+                #BB_LUA strata prefetch path=%2$s/datasets/slurm deadline=5m priority=5 qos=background
                 date +%%s.%%N > %1$s/start-$SLURM_JOB_ID
                 curl -sS --cacert "$STRATA_HOOKS_CA" -H "Authorization: Bearer $(cat %1$s/job.token)" \\
                   "$STRATA_HOOKS/v1/hints?job=$SLURM_JOB_ID" > %1$s/hints-$SLURM_JOB_ID.json
@@ -307,6 +307,7 @@ class SlurmIT {
         assertThat(hint.path("paths").get(0).asText()).isEqualTo("/datasets/slurm");
         assertThat(hint.path("nodes").get(0).asText()).as("the job's node").isEqualTo(NODE);
         assertThat(hint.path("files").asLong()).isEqualTo(FILES);
+        assertThat(hint.path("qos").asText()).as("the directive's class").isEqualTo("background");
         Instant readyAt = Instant.parse(hint.path("ready_at").asText());
         assertThat(readyAt).as("ready_at is before the job's start").isBeforeOrEqualTo(started);
 
@@ -335,6 +336,15 @@ class SlurmIT {
         Result refused = slurmResult(List.of("sbatch", "--uid=nobody", "--gid=" + group(), "--chdir=" + out, "-w", NODE, typo.toString()));
         assertThat(refused.code()).isNotZero();
         assertThat(refused.out()).contains("priority=12 is not 0..9");
+        Path badClass = Files.writeString(out.resolve("class.sh"), """
+                #!/bin/bash
+                #BB_LUA strata prefetch path=/datasets/slurm qos=interactive
+                true
+                """);
+        Result wrongClass = slurmResult(List.of("sbatch", "--uid=nobody", "--gid=" + group(), "--chdir=" + out, "-w", NODE,
+                badClass.toString()));
+        assertThat(wrongClass.code()).isNotZero();
+        assertThat(wrongClass.out()).contains("qos=interactive is not prefetch, background or training-read");
 
         Path missing = Files.writeString(out.resolve("missing.sh"), """
                 #!/bin/bash
