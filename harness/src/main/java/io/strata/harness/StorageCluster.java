@@ -125,6 +125,7 @@ public final class StorageCluster implements AutoCloseable {
         private Duration forwardTimeout = Duration.ofSeconds(2);
         private Duration lease;
         private DataSize resyncBandwidth = io.strata.storage.StorageConfig.DEFAULT_RESYNC_BANDWIDTH;
+        private DataSize resyncBudget = DataSize.ZERO;
         private QosShares qos = QosShares.DEFAULTS;
         private io.strata.storage.ScrubOptions scrub = io.strata.storage.ScrubOptions.DEFAULTS;
         private boolean pipeline = true;
@@ -179,6 +180,12 @@ public final class StorageCluster implements AutoCloseable {
         /** {@code [storage] resync-bandwidth} of every node. */
         public Builder resyncBandwidth(DataSize perSecond) {
             this.resyncBandwidth = perSecond;
+            return this;
+        }
+
+        /** {@code [storage] resync-budget} of every node (the cluster's resyncs together). */
+        public Builder resyncBudget(DataSize perSecond) {
+            this.resyncBudget = perSecond;
             return this;
         }
 
@@ -443,7 +450,7 @@ public final class StorageCluster implements AutoCloseable {
             }
             return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withMgmtd(mgmtd.addresses())
                     .withLabels(Map.of("host", "h" + i)).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos)
-                    .withScrub(b.scrub).withPipeline(b.pipeline);
+                    .withScrub(b.scrub).withPipeline(b.pipeline).withResyncBudget(b.resyncBudget);
         }
         for (int c = 1; c <= b.chains; c++) {
             if (members(c).contains(i)) {
@@ -451,7 +458,7 @@ public final class StorageCluster implements AutoCloseable {
             }
         }
         return new StorageConfig(NodeId.of(i), targets, b.engine, b.forwardTimeout).withResyncBandwidth(b.resyncBandwidth).withQos(b.qos)
-                    .withScrub(b.scrub).withPipeline(b.pipeline);
+                    .withScrub(b.scrub).withPipeline(b.pipeline).withResyncBudget(b.resyncBudget);
     }
 
     /** Node {@code i}'s data directory. */
@@ -509,7 +516,8 @@ public final class StorageCluster implements AutoCloseable {
         s.append("[node]\nname = \"storage-").append(i).append("\"\nlisten = \"127.0.0.1:").append(addresses[i].getPort())
                 .append("\"\ndata = \"").append(nodeDir(i)).append("\"\n\n[storage]\nnode-id = ").append(i)
                 .append("\nforward-timeout = \"").append(b.forwardTimeout.toMillis()).append("ms\"\n")
-                .append("resync-bandwidth = \"").append(b.resyncBandwidth.bytes()).append("B\"\n");
+                .append("resync-bandwidth = \"").append(b.resyncBandwidth.bytes()).append("B\"\n")
+                .append("resync-budget = \"").append(b.resyncBudget.bytes()).append("B\"\n");
         if (managed()) {
             s.append("mgmtd = [\"").append(mgmtd.addressList().replace(",", "\", \"")).append("\"]\n")
                     .append("labels = { host = \"h").append(i).append("\" }\n");

@@ -212,6 +212,42 @@ class ResyncTest {
         }
     }
 
+    static double resyncLimit(StorageCluster f, int node) {
+        return f.node(node).context().meters().get("strata.storage.resync.limit").gauge().value();
+    }
+
+    @Test
+    void aClusterResyncBudgetHoldsTheResyncsItCovers() throws Exception {
+        Random rnd = new Random(13);
+        long budget = 1 << 20; // 1 MiB/s for all the cluster's resyncs; each node's own resync-bandwidth is 256 MiB/s
+        try (StorageCluster f = StorageCluster.builder(dir, 63).nodes(3).chains(1).engine(EngineOptions.DEFAULTS)
+                .resyncBudget(DataSize.ofBytes(budget)).start()) {
+            StorageClient c = f.client("c", StorageClientOptions.DEFAULTS.withAttemptTimeout(Duration.ofSeconds(2)));
+            f.kill(3);
+            publish(f, 2, List.of(1, 2, 3), Map.of(3, TargetState.OFFLINE));
+            int chunks = 16;
+            for (int i = 0; i < chunks; i++) {
+                byte[] v = new byte[128 * 1024];
+                rnd.nextBytes(v);
+                write(c, StorageCluster.chunk(40, i, 1, SIZE), 0, v);
+            }
+            assertThat(resyncLimit(f, 2)).as("nothing syncing: the node's own rate").isEqualTo(256.0 * (1 << 20));
+            f.restart(3);
+            CompletableFuture<Long> synced = awaitSynced(f, 3);
+            long start = System.nanoTime();
+            publish(f, 3, List.of(1, 2, 3), Map.of(3, TargetState.SYNCING));
+            Eventually.await("node 2 resyncs node 3 under the budget", Duration.ofSeconds(20), () -> resyncLimit(f, 2) == budget);
+            assertThat(Futures.join(synced, Duration.ofSeconds(60))).isEqualTo(3);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            // the only syncing target takes the whole budget: 2 MiB at 1 MiB/s, less the limiter's 0.1 s burst
+            assertThat(seconds).as("%d chunks of 128 KiB resynced under %d bytes/s", chunks, budget).isGreaterThanOrEqualTo(1.5);
+            publish(f, 4, List.of(1, 2, 3), Map.of());
+            Eventually.await("no target syncing: node 2 back to its own rate", Duration.ofSeconds(20),
+                    () -> resyncLimit(f, 2) == 256.0 * (1 << 20));
+            assertIdentical(c, 1, 2, 3);
+        }
+    }
+
     /**
      * A write that the old tail is still storing when routing puts a syncing target behind it:
      * it commits there under the old chain version without being forwarded, so the resync

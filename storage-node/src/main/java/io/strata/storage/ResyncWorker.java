@@ -3,6 +3,7 @@ package io.strata.storage;
 import io.strata.protocol.storage.StorageMessages;
 import io.netty.buffer.ByteBuf;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.strata.core.util.RateLimiter;
 import io.strata.core.ChainId;
 import io.strata.core.ChunkId;
@@ -29,6 +30,7 @@ import io.strata.protocol.storage.StorageMessage.SyncDone;
 import io.strata.protocol.storage.StorageMessage.SyncDoneAck;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.RoutingInfo;
+import io.strata.protocol.routing.TargetInfo;
 import io.strata.protocol.routing.TargetState;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -103,6 +105,9 @@ final class ResyncWorker implements AutoCloseable {
         // its own connections: bulk copies never queue in front of live forwards
         this.rpc = new RpcClient(ctx, StorageMessages.PROTOCOL, rpcOptions);
         this.limiter = new RateLimiter(ctx.clock(), node.config().resyncBandwidth().bytes());
+        Gauge.builder("strata.storage.resync.limit", limiter, RateLimiter::rate)
+                .description("bytes per second this node may send to targets it resyncs: resync-bandwidth, or its share of resync-budget")
+                .baseUnit("bytes").register(ctx.meters());
         this.copiedBytes = Counter.builder("strata.storage.resync.bytes").description("chunk bytes sent by resync")
                 .baseUnit("bytes").register(ctx.meters());
         this.copied = chunks("copied");
@@ -129,6 +134,12 @@ final class ResyncWorker implements AutoCloseable {
             }
         }
         Set<ChainId> wanted = new HashSet<>();
+        int syncing = 0;
+        for (TargetInfo t : r.targets().values()) {
+            if (t.state() == TargetState.SYNCING) {
+                syncing++;
+            }
+        }
         for (ChainInfo c : r.chains().values()) {
             ChainView v = node.viewOrNull(r, c);
             TargetId succ = null;
@@ -152,6 +163,7 @@ final class ResyncWorker implements AutoCloseable {
             if (old == null || (old.state.get() == ResyncProgress.State.FAILED && ctx.clock().nanoTime() - old.endedAt > RETRY_NANOS)) {
                 Session s = new Session(v, succ);
                 sessions.put(c.id(), s);
+                share(wanted.size(), syncing); // before its first copy: the rate it starts at
                 s.start();
             }
         }
@@ -162,6 +174,22 @@ final class ResyncWorker implements AutoCloseable {
                 finished.put(chain, s.progress());
             }
         });
+        share(wanted.size(), syncing);
+    }
+
+    /**
+     * Sets this node's resync rate from the cluster's budget: its share is in proportion to the
+     * {@code mine} of the {@code syncing} targets of the cluster it resyncs.
+     */
+    private void share(int mine, int syncing) {
+        long rate = node.config().resyncRate(mine, syncing);
+        if (rate != limiter.rate()) {
+            if (mine > 0) {
+                LOG.info("{}: resync limited to {} bytes/s ({} of {} syncing targets here; resync-bandwidth {}, resync-budget {})",
+                        ctx.name(), rate, mine, syncing, node.config().resyncBandwidth(), node.config().resyncBudget());
+            }
+            limiter.setRate(rate);
+        }
     }
 
     /** The running session of each chain, else the last one that ran. */

@@ -33,6 +33,7 @@ import java.util.Set;
  * max-batch = 256              # metadata changes per group commit
  * meta-map-size = "1GiB"       # LMDB map size per target
  * resync-bandwidth = "256MiB"  # bytes per second this node sends to targets it resyncs (client I/O is not limited)
+ * resync-budget = "1GiB"       # optional: bytes per second all the cluster's resyncs send together (shared by target)
  * failed-after-io-errors = 3   # consecutive I/O errors after which a target is reported failed (offline)
  * [storage.qos]                # how each target's disk is shared between QoS classes (QosConfig)
  * [storage.scrub]              # background checks of every chunk (ScrubOptions)
@@ -49,11 +50,13 @@ import java.util.Set;
  * @param qos             how each target's reads and writes are ordered by class
  * @param scrub           how each target's chunks are checked in the background
  * @param pipeline        replicas forward an update to their successor while they store it (false: after)
+ * @param resyncBudget    most bytes per second all the cluster's resyncs send together (0: no budget), shared
+ *                        by the targets being resynced
  */
 public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout,
                             List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
                             DataSize resyncBandwidth, int ioErrorLimit, QosShares qos, ScrubOptions scrub,
-                            boolean pipeline) {
+                            boolean pipeline, DataSize resyncBudget) {
     /** Default {@code resync-bandwidth}. */
     public static final DataSize DEFAULT_RESYNC_BANDWIDTH = DataSize.ofMiB(256);
     /** Default {@code failed-after-io-errors}. */
@@ -73,6 +76,9 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         if (resyncBandwidth.bytes() < 64 * 1024) {
             throw new ConfigException("storage.resync-bandwidth", "must be at least 64KiB (per second), got " + resyncBandwidth);
         }
+        if (resyncBudget == null || (resyncBudget.bytes() != 0 && resyncBudget.bytes() < 64 * 1024)) {
+            throw new ConfigException("storage.resync-budget", "must be 0 (none) or at least 64KiB (per second), got " + resyncBudget);
+        }
         if (qos == null || scrub == null) {
             throw new IllegalArgumentException("qos shares and scrub options are required");
         }
@@ -84,7 +90,7 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
     /** A node routed by a static table (no cluster manager), with default resync settings. */
     public StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions engine, Duration forwardTimeout) {
         this(nodeId, targets, engine, forwardTimeout, List.of(), null, Map.of(), DEFAULT_RESYNC_BANDWIDTH, DEFAULT_IO_ERROR_LIMIT,
-                QosShares.DEFAULTS, ScrubOptions.DEFAULTS, true);
+                QosShares.DEFAULTS, ScrubOptions.DEFAULTS, true, DataSize.ZERO);
     }
 
     /** Whether this node registers with a cluster manager (else it needs a static routing table). */
@@ -98,32 +104,52 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
 
     /** This config registering with the cluster manager at {@code peers}. */
     public StorageConfig withMgmtd(List<InetSocketAddress> peers) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withLabels(Map<String, String> l) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withResyncBandwidth(DataSize perSecond) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos, scrub, pipeline);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withIoErrorLimit(int n) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos, scrub, pipeline);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withQos(QosShares q) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q, scrub, pipeline);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withScrub(ScrubOptions o) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, o, pipeline);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, o, pipeline, resyncBudget);
     }
 
     public StorageConfig withPipeline(boolean p) {
         return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub,
-                p);
+                p, resyncBudget);
+    }
+
+    /** The same settings with a cluster-wide resync budget ({@link DataSize#ZERO}: none). */
+    public StorageConfig withResyncBudget(DataSize perSecond) {
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub,
+                pipeline, perSecond);
+    }
+
+    /**
+     * The resync rate of this node while it resyncs {@code mine} of the {@code syncing} targets of
+     * the cluster: its own {@code resync-bandwidth}, or less, its share of {@code resync-budget} in
+     * proportion to the targets it resyncs (at least 64 KiB/s).
+     */
+    public long resyncRate(int mine, int syncing) {
+        long own = resyncBandwidth.bytes();
+        if (resyncBudget.bytes() == 0 || syncing == 0) {
+            return own;
+        }
+        long share = (long) ((double) resyncBudget.bytes() * Math.max(1, mine) / Math.max(syncing, Math.max(1, mine)));
+        return Math.min(own, Math.max(64 * 1024, share));
     }
 
     public static StorageConfig read(ConfigNode s, Path dataDir) {
@@ -179,6 +205,6 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
         QosShares qos = QosConfig.read(s.section("qos"));
         ScrubOptions scrub = ScrubOptions.read(s.section("scrub"));
         return new StorageConfig(node, targets, engine, forward, mgmtd, advertise, labels, bandwidth, ioErrors, qos, scrub,
-                s.bool("pipeline", true));
+                s.bool("pipeline", true), s.size("resync-budget", DataSize.ZERO, DataSize.ZERO, DataSize.ofGiB(1024)));
     }
 }

@@ -140,4 +140,19 @@ class StorageConfigTest {
         assertThatThrownBy(() -> load("s.toml", base.formatted(dir, "mgmtd = [\"127.0.0.1:9200\"]\nresync-bandwidth = \"1KiB\"")))
                 .hasMessageContaining("storage.resync-bandwidth");
     }
+
+    @Test
+    void aResyncBudgetIsSharedByTheSyncingTargetsAndNeverRaisesANodesOwnRate() {
+        StorageConfig none = StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\n[[s.targets]]\nid = 5\n", "t").section("s"), dir);
+        assertThat(none.resyncRate(1, 10)).as("no budget: the node's own resync-bandwidth").isEqualTo(256L << 20);
+        StorageConfig c = StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\nresync-budget = \"1GiB\"\n[[s.targets]]\nid = 5\n", "t")
+                .section("s"), dir);
+        assertThat(c.resyncRate(1, 8)).as("one of 8 syncing targets").isEqualTo(128L << 20);
+        assertThat(c.resyncRate(2, 8)).isEqualTo(256L << 20);
+        assertThat(c.resyncRate(3, 4)).as("capped by resync-bandwidth").isEqualTo(256L << 20);
+        assertThat(c.resyncRate(0, 0)).as("nothing syncing").isEqualTo(256L << 20);
+        assertThatThrownBy(() -> StorageConfig.read(ConfigNode.parse("[s]\nnode-id = 1\nresync-budget = \"1KiB\"\n[[s.targets]]\nid = 5\n",
+                "t").section("s"), dir)).isInstanceOf(ConfigException.class).hasMessageContaining("storage.resync-budget")
+                .hasMessageContaining("0 (none) or at least 64KiB");
+    }
 }

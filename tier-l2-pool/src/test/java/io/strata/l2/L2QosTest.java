@@ -8,11 +8,13 @@ import static io.strata.l2.L2StagingTest.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.Timer;
+import io.strata.core.DataSize;
 import io.strata.core.qos.QosShares;
 import io.strata.core.tier.ChunkAddress;
 import io.strata.core.tier.IoOptions;
 import io.strata.core.tier.QosClass;
 import io.strata.core.tier.StageHints;
+import io.strata.core.util.Eventually;
 import io.strata.core.util.Futures;
 import io.strata.l2.agent.L2AgentConfig;
 import io.strata.l2.pool.L2Tier;
@@ -31,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * An L2 agent's disk is shared between QoS classes like a storage target's: the class a client
  * gives a read or a staged write, the drain's background class and a hint's class reach the
- * agent's scheduler, and a class's limit there holds it back while other classes pass.
+ * agent's scheduler, and a class's limit there holds it back while other classes pass. A
+ * cluster-wide drain budget is shared by the agents that serve.
  */
 class L2QosTest {
     /** How many operations of {@code c} agent {@code id}'s disk scheduler has let through. */
@@ -120,6 +123,40 @@ class L2QosTest {
             assertThat(scheduled(c, 11, QosClass.PREFETCH)).isZero();
             Futures.join(p.fetchAsync(11, chunk(f, 1), 0, v, List.of(11), 1, QosClass.PREFETCH, T), T);
             assertThat(scheduled(c, 11, QosClass.PREFETCH)).isEqualTo(1);
+        }
+    }
+
+    static double drainLimit(L2Cluster c, int id) {
+        return c.agentContext(id).meters().get("strata.l2.drain.limit").gauge().value();
+    }
+
+    @Seeded
+    @Test
+    void aClusterWideDrainBudgetIsSharedByTheServingAgents(long seed, @TempDir Path dir) throws Exception {
+        long budget = 1 << 20; // 1 MiB/s for the whole cluster's drains
+        try (L2Cluster c = L2Cluster.start(dir, seed, 2, cfg -> cfg.withDrainBudget(DataSize.ofBytes(budget)))) {
+            for (int id : List.of(11, 12)) {
+                Eventually.await("agent " + id + " drains at half the budget", T, () -> drainLimit(c, id) == budget / 2.0);
+            }
+            L2Tier t = c.tier();
+            InodeAttrs f = c.newFile();
+            int cs = f.layout().chunkSize();
+            IoOptions io = staged(true);
+            byte[][] data = L2Cluster.writeChunks(t, f, io, 4, seed);
+            long start = System.nanoTime();
+            Futures.join(t.flushAsync(f.id(), io), T);
+            for (int i = 0; i < 4; i++) {
+                int index = i;
+                Eventually.await("chunk " + i + " in L3", T, () -> java.util.Arrays.equals(c.inL3(chunk(f, index)), data[index]));
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            // each agent may drain its first chunk at once (the limiter's burst), then one chunk
+            // per cs / (budget / 2) seconds; 4 chunks over 2 agents take at least one such wait
+            assertThat(seconds).as("4 chunks of %d bytes drained under a budget of %d bytes/s", cs, budget)
+                    .isGreaterThanOrEqualTo(0.9 * cs / (budget / 2.0));
+
+            c.kill(12);
+            Eventually.await("the agent left serving takes the whole budget", T, () -> drainLimit(c, 11) == budget);
         }
     }
 }

@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RateLimiter {
     private final StrataClock clock;
-    private final double nanosPerUnit;
+    private double nanosPerUnit;
+    private long rate;
     private final long burstNanos = TimeUnit.MILLISECONDS.toNanos(100);
     private long next;
 
@@ -22,8 +23,26 @@ public final class RateLimiter {
             throw new IllegalArgumentException("rate must be positive, got " + unitsPerSecond);
         }
         this.clock = clock;
+        this.rate = unitsPerSecond;
         this.nanosPerUnit = 1e9 / unitsPerSecond;
         this.next = clock.nanoTime();
+    }
+
+    /**
+     * Changes the rate from now on; units reserved already keep their place on the timeline (a
+     * lower rate delays only what is reserved after it).
+     */
+    public synchronized void setRate(long unitsPerSecond) {
+        if (unitsPerSecond <= 0) {
+            throw new IllegalArgumentException("rate must be positive, got " + unitsPerSecond);
+        }
+        this.rate = unitsPerSecond;
+        this.nanosPerUnit = 1e9 / unitsPerSecond;
+    }
+
+    /** The rate, in units per second. */
+    public synchronized long rate() {
+        return rate;
     }
 
     /** Reserves {@code units}; returns how many nanoseconds the caller must wait before using them (0: at once). */

@@ -34,4 +34,16 @@ class RateLimiterTest {
         clock.advance(Duration.ofMillis(100));
         assertThat(r.reserveWithin(1, 150 * MS)).as("the refused asks left the timeline where it was").isEqualTo(100 * MS);
     }
+
+    @Test
+    void aNewRateAppliesToWhatIsReservedAfterIt() {
+        ManualClock clock = new ManualClock();
+        RateLimiter r = new RateLimiter(clock, 10);
+        clock.advance(Duration.ofSeconds(5));
+        assertThat(r.reserve(2)).isZero(); // the burst, then the timeline is 100 ms ahead
+        r.setRate(1); // one unit a second from now on
+        assertThat(r.rate()).isEqualTo(1);
+        assertThat(r.reserve(1)).as("placed after what was booked at the old rate").isEqualTo(100 * MS);
+        assertThat(r.reserve(1)).isEqualTo(1100 * MS);
+    }
 }

@@ -1,6 +1,7 @@
 package io.strata.l2.agent;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -90,8 +91,11 @@ final class Drain implements AutoCloseable {
         this.agent = agent;
         this.meta = meta;
         this.l3 = l3;
-        this.limiter = new RateLimiter(ctx.clock(), agent.config().drainBandwidth().bytes());
+        this.limiter = new RateLimiter(ctx.clock(), agent.config().drainRate(servingAgents(agent.routing().current())));
         this.drainedBytes = Counter.builder("strata.l2.drained.bytes").description("bytes this agent drained to L3").register(ctx.meters());
+        Gauge.builder("strata.l2.drain.limit", limiter, RateLimiter::rate)
+                .description("bytes per second this agent may drain now: drain-bandwidth, or its share of drain-budget").baseUnit("bytes")
+                .register(ctx.meters());
         this.thread = new Thread(this::run, ctx.name() + "-l2-drain");
         thread.setDaemon(true);
         this.pool = Executors.newFixedThreadPool(PARALLEL, new DefaultThreadFactory(ctx.name() + "-l2-drain", true));
@@ -194,11 +198,30 @@ final class Drain implements AutoCloseable {
         return pass(false);
     }
 
+    /** The agents that serve in {@code r}; this one counts whether or not routing lists it yet. */
+    private int servingAgents(RoutingInfo r) {
+        int n = 0;
+        boolean me = false;
+        for (var a : r.agents().values()) {
+            if (a.serving()) {
+                n++;
+                me |= a.node().value() == agent.nodeId();
+            }
+        }
+        return me ? n : n + 1;
+    }
+
     private boolean pass(boolean full) {
         if (agent.fenced()) {
             return false;
         }
         passes++;
+        long rate = agent.config().drainRate(servingAgents(agent.routing().current()));
+        if (rate != limiter.rate()) {
+            LOG.info("{}: drain limited to {} bytes/s (drain-bandwidth {}, drain-budget {})", ctx.name(), rate,
+                    agent.config().drainBandwidth(), agent.config().drainBudget());
+            limiter.setRate(rate);
+        }
         long start = ctx.clock().nanoTime();
         long before = drained.get();
         Map<Long, List<Map.Entry<Key, Copy>>> byInode = new LinkedHashMap<>();

@@ -25,6 +25,7 @@ import java.util.Optional;
  * capacity = "64GiB"           # most bytes of chunk copies held
  * min-free = "1GiB"            # never fill the disk past this much free space
  * drain-bandwidth = "512MiB"   # bytes per second this agent drains to L3
+ * drain-budget = "2GiB"        # optional: bytes per second all the cluster's agents drain together (an equal share each)
  * prefetch-bandwidth = "256MiB" # bytes per second this agent reads from L3 for prefetch hints (0: unlimited)
  * drain-interval = "100ms"     # how often the drain looks for work (a client's sync wakes it at once)
  * forward-timeout = "5s"       # one attempt to forward an update to another holder
@@ -33,7 +34,7 @@ import java.util.Optional;
  */
 public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSocketAddress advertise, Map<String, String> labels,
                             Path path, DataSize capacity, DataSize minFree, DataSize drainBandwidth, DataSize prefetchBandwidth,
-                            Duration drainInterval, Duration forwardTimeout, QosShares qos) {
+                            Duration drainInterval, Duration forwardTimeout, QosShares qos, DataSize drainBudget) {
     public static final DataSize DEFAULT_CAPACITY = DataSize.ofGiB(16);
     public static final DataSize DEFAULT_MIN_FREE = DataSize.ofMiB(512);
     public static final DataSize DEFAULT_DRAIN_BANDWIDTH = DataSize.ofMiB(512);
@@ -57,6 +58,9 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
         if (drainBandwidth.bytes() < 64 * 1024) {
             throw new ConfigException("l2.drain-bandwidth", "must be at least 64KiB (per second), got " + drainBandwidth);
         }
+        if (drainBudget == null || (drainBudget.bytes() != 0 && drainBudget.bytes() < 64 * 1024)) {
+            throw new ConfigException("l2.drain-budget", "must be 0 (none) or at least 64KiB (per second), got " + drainBudget);
+        }
         if (prefetchBandwidth.bytes() != 0 && prefetchBandwidth.bytes() < 64 * 1024) {
             throw new ConfigException("l2.prefetch-bandwidth", "must be 0 (unlimited) or at least 64KiB (per second), got "
                     + prefetchBandwidth);
@@ -66,34 +70,53 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
     /** An agent with default settings storing in {@code path} (tests, embedded clusters). */
     public static L2AgentConfig of(NodeId id, Path path) {
         return new L2AgentConfig(id, List.of(), null, Map.of(), path, DEFAULT_CAPACITY, DataSize.ofMiB(16), DEFAULT_DRAIN_BANDWIDTH,
-                DEFAULT_PREFETCH_BANDWIDTH, Duration.ofMillis(100), Duration.ofSeconds(5), DEFAULT_QOS);
+                DEFAULT_PREFETCH_BANDWIDTH, Duration.ofMillis(100), Duration.ofSeconds(5), DEFAULT_QOS,
+                DataSize.ZERO);
     }
 
     public L2AgentConfig withCapacity(DataSize c) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, c, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
-                forwardTimeout, qos);
+                forwardTimeout, qos, drainBudget);
     }
 
     public L2AgentConfig withDrainBandwidth(DataSize perSecond) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, perSecond, prefetchBandwidth, drainInterval,
-                forwardTimeout, qos);
+                forwardTimeout, qos, drainBudget);
     }
 
     public L2AgentConfig withLabels(Map<String, String> l) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, l, path, capacity, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
-                forwardTimeout, qos);
+                forwardTimeout, qos, drainBudget);
     }
 
     /** The same settings with a prefetch byte rate ({@link DataSize#ZERO}: unlimited). */
     public L2AgentConfig withPrefetchBandwidth(DataSize perSecond) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, drainBandwidth, perSecond, drainInterval,
-                forwardTimeout, qos);
+                forwardTimeout, qos, drainBudget);
+    }
+
+    /** The same settings with a cluster-wide drain budget ({@link DataSize#ZERO}: none). */
+    public L2AgentConfig withDrainBudget(DataSize perSecond) {
+        return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
+                forwardTimeout, qos, perSecond);
+    }
+
+    /**
+     * The drain rate of this agent when {@code serving} agents of the cluster drain: its own
+     * {@code drain-bandwidth}, or less, its equal share of {@code drain-budget} (at least 64 KiB/s).
+     */
+    public long drainRate(int serving) {
+        long own = drainBandwidth.bytes();
+        if (drainBudget.bytes() == 0) {
+            return own;
+        }
+        return Math.min(own, Math.max(64 * 1024, drainBudget.bytes() / Math.max(1, serving)));
     }
 
     /** The same settings with the disk scheduler's shares {@code q}. */
     public L2AgentConfig withQos(QosShares q) {
         return new L2AgentConfig(nodeId, mgmtd, advertise, labels, path, capacity, minFree, drainBandwidth, prefetchBandwidth, drainInterval,
-                forwardTimeout, q);
+                forwardTimeout, q, drainBudget);
     }
 
     public Optional<InetSocketAddress> advertiseAddress() {
@@ -129,6 +152,7 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
                 s.size("prefetch-bandwidth", DEFAULT_PREFETCH_BANDWIDTH, DataSize.ZERO, DataSize.ofGiB(1L << 20)),
                 s.duration("drain-interval", Duration.ofMillis(100), Duration.ofMillis(1), Duration.ofMinutes(10)),
                 s.duration("forward-timeout", Duration.ofSeconds(5), Duration.ofMillis(10), Duration.ofMinutes(10)),
-                QosConfig.read(s.section("qos"), DEFAULT_QOS));
+                QosConfig.read(s.section("qos"), DEFAULT_QOS),
+                s.size("drain-budget", DataSize.ZERO, DataSize.ZERO, DataSize.ofGiB(1L << 20)));
     }
 }

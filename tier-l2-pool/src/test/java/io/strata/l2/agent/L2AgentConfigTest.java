@@ -59,4 +59,15 @@ class L2AgentConfigTest {
         assertThatThrownBy(() -> read("[l2.qos]\nbulk = { weight = 2 }\n")).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("l2.qos.bulk");
     }
+
+    @Test
+    void aDrainBudgetIsSharedEquallyAndNeverRaisesAnAgentsOwnRate() {
+        assertThat(read("").drainRate(100)).as("no budget: each agent its own drain-bandwidth").isEqualTo(512L << 20);
+        L2AgentConfig c = read("drain-budget = \"2GiB\"");
+        assertThat(c.drainRate(1)).as("one agent: its own rate caps it").isEqualTo(512L << 20);
+        assertThat(c.drainRate(8)).isEqualTo(256L << 20);
+        assertThat(c.drainRate(1 << 20)).as("never below 64 KiB/s").isEqualTo(64 * 1024);
+        assertThatThrownBy(() -> read("drain-budget = \"32KiB\"")).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("l2.drain-budget").hasMessageContaining("0 (none) or at least 64KiB");
+    }
 }
