@@ -14,7 +14,7 @@ set -euo pipefail
 D=$(cd "$1" && pwd); N=${2:-1024}; ROUNDS=${3:-2}
 S="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/bin/strata"
 mkdir -p "$D/mount3" "$D/mnt3"
-sed -e 's|^name = "mount"|name = "mount3"|' -e "s|^data = \"$D/mount\"|data = \"$D/mount3\"|" \
+sed -e '/^fuse = /d' -e 's|^name = "mount"|name = "mount3"|' -e "s|^data = \"$D/mount\"|data = \"$D/mount3\"|" \
     -e "s|^dir = \"$D/mnt\"|dir = \"$D/mnt3\"\nfuse = \"libfuse3\"|" -e 's|^name = "mount-l1"|name = "mount3-l1"|' \
     -e "s|$D/mount/l1-cache|$D/mount3/l1-cache|" "$D/mount/mount.toml" > "$D/mount3/mount3.toml"
 rm -f "$D/mount3/ready.properties"
