@@ -145,7 +145,8 @@ class PrometheusIT {
             }
             List<String> withData = new ArrayList<>(List.of("Daemons up (1 = scraped)", "Metadata operations", "L3 storage bytes by operation",
                     "L3 storage mean latency by operation", "L2 drain to L3", "L2 drain lag", "RPCs served by status", "Cluster capacity (raw)",
-                    "Scrub: corrupt copies found, repaired, not repaired", "Garbage collector: chunks freed", "Resync sent, and the rate the nodes may send"));
+                    "Scrub: corrupt copies found, repaired, not repaired", "Garbage collector: chunks freed",
+                    "Resync sent, and the rate the nodes may send"));
             if (mounted) {
                 withData.addAll(List.of("FUSE requests by operation", "FUSE mean latency by operation", "L1 hit ratio (blocks)",
                         "L1 bytes served by tier"));

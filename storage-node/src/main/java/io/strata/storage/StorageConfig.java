@@ -104,27 +104,33 @@ public record StorageConfig(NodeId nodeId, List<Target> targets, EngineOptions e
 
     /** This config registering with the cluster manager at {@code peers}. */
     public StorageConfig withMgmtd(List<InetSocketAddress> peers) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline, resyncBudget);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, peers, advertise, labels, resyncBandwidth,
+                ioErrorLimit, qos, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withLabels(Map<String, String> l) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit, qos, scrub, pipeline, resyncBudget);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, l, resyncBandwidth, ioErrorLimit,
+                qos, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withResyncBandwidth(DataSize perSecond) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos, scrub, pipeline, resyncBudget);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, perSecond, ioErrorLimit, qos,
+                scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withIoErrorLimit(int n) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos, scrub, pipeline, resyncBudget);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, n, qos,
+                scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withQos(QosShares q) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, q, scrub, pipeline, resyncBudget);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth,
+                ioErrorLimit, q, scrub, pipeline, resyncBudget);
     }
 
     public StorageConfig withScrub(ScrubOptions o) {
-        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth, ioErrorLimit, qos, o, pipeline, resyncBudget);
+        return new StorageConfig(nodeId, targets, engine, forwardTimeout, mgmtd, advertise, labels, resyncBandwidth,
+                ioErrorLimit, qos, o, pipeline, resyncBudget);
     }
 
     public StorageConfig withPipeline(boolean p) {

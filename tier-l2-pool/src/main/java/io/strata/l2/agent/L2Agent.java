@@ -568,7 +568,8 @@ public final class L2Agent implements AutoCloseable {
             a.checkRange(m.offset(), m.length());
         }
         if (m.length() == 0) {
-            return CompletableFuture.completedFuture(serveRead(m, r.alloc()));
+            // no bytes, but the copy's lock may be held by a whole change: off the event loop
+            return CompletableFuture.supplyAsync(() -> serveRead(m, r.alloc()), reads);
         }
         return onDisk(m.qos(), m.length(), reads, () -> serveRead(m, r.alloc()));
     }
