@@ -253,7 +253,7 @@ final class ClientCore implements AutoCloseable {
         if (size < 0) {
             return CompletableFuture.failedFuture(new StrataException(Status.INVALID_ARGUMENT, "negative size " + size));
         }
-        return s.writes.flush()
+        return s.writes.flush(false)
                 .thenCompose(v -> meta.getattrAsync(c, s.inode))
                 .thenCompose(a -> {
                     s.seen(a);

@@ -20,11 +20,15 @@ import java.util.function.Function;
  * client's {@link WriteBudget} go straight through and complete when the tier has them.
  *
  * <p><b>Order.</b> An extent overlapping extents still in flight is sent only after they
- * completed, so the later bytes win as they would on a local disk; disjoint extents run in
- * parallel. At most {@link #MAX_IN_FLIGHT} extents are in flight: a write beyond waits.
+ * completed, so the later bytes win as they would on a local disk (if one of those failed, the
+ * later extent fails with it, unsent); disjoint extents run in parallel. At most {@link #MAX_IN_FLIGHT} extents are in flight: a write beyond waits.
  *
- * <p><b>Errors.</b> A gathered write that fails later is remembered and reported by the next
- * write, flush, fsync or close of the file (as a kernel reports a write-back error), once.
+ * <p><b>Errors.</b> A gathered write that fails later (a chain member down past the I/O timeout)
+ * keeps its bytes and is sent again, in order, by the next write, read, flush or fsync of the
+ * file; its error is reported once, by the next write (as a kernel reports a write-back error).
+ * A flush or fsync succeeds only when no failed write is left; closing a handle drops what is
+ * still failing after one more try, and reports it. So a write that failed while
+ * a node restarted is not lost when the node comes back before the file is closed.
  *
  * <p>Buffer ownership: {@link #write} borrows {@code data} until its future completes (gathered
  * writes are copied at once).
@@ -51,6 +55,12 @@ final class FileWrites {
     private ByteBuf buf;
     private long start;
     private StrataException error;
+    /** Gathered writes that failed, kept (with their budget) to be sent again, oldest first. */
+    private final List<Failed> failed = new ArrayList<>();
+    private StrataException lastFailure;
+
+    private record Failed(long start, ByteBuf data) {
+    }
 
     FileWrites(int capacity, WriteBudget budget, ByteBufAllocator alloc, Sender sender) {
         this.capacity = capacity;
@@ -65,6 +75,7 @@ final class FileWrites {
      * write's error if there is one.
      */
     synchronized CompletableFuture<Void> write(long pos, ByteBuf data) {
+        resendFailed();
         StrataException e = takeError();
         if (e != null) {
             return CompletableFuture.failedFuture(e);
@@ -95,6 +106,7 @@ final class FileWrites {
 
     /** Sends the gathered extent if it overlaps [s, e); completes when no write overlapping [s, e) is in flight. */
     synchronized CompletableFuture<Void> settle(long s, long e) {
+        resendFailed();
         if (buf != null && buf.isReadable() && start < e && s < start + buf.readableBytes()) {
             sendBuffer();
         }
@@ -107,10 +119,15 @@ final class FileWrites {
         return wait.isEmpty() ? CompletableFuture.completedFuture(null) : CompletableFuture.allOf(wait.toArray(CompletableFuture[]::new));
     }
 
-    /** Sends everything gathered and completes when all of it is at the tiers; fails with an unreported error. */
-    CompletableFuture<Void> flush() {
+    /**
+     * Sends everything gathered (and the failed writes again) and completes when all of it is at
+     * the tiers; fails while a write is still failing. With {@code last} (a handle's close), what
+     * still fails is dropped.
+     */
+    CompletableFuture<Void> flush(boolean last) {
         CompletableFuture<Void> all;
         synchronized (this) {
+            resendFailed();
             sendBuffer();
             all = CompletableFuture.allOf(inFlight.stream().map(x -> x.done.handle((v, t) -> (Void) null)).toArray(CompletableFuture[]::new));
         }
@@ -118,6 +135,14 @@ final class FileWrites {
             StrataException e;
             synchronized (this) {
                 e = takeError();
+                if (!failed.isEmpty()) {
+                    if (e == null) {
+                        e = lastFailure;
+                    }
+                    if (last) {
+                        discardFailed();
+                    }
+                }
             }
             return e == null ? CompletableFuture.completedFuture(null) : CompletableFuture.failedFuture(e);
         });
@@ -128,6 +153,11 @@ final class FileWrites {
         if (buf != null && buf.isReadable() && start < e && s < start + buf.readableBytes()) {
             return true;
         }
+        for (Failed f : failed) {
+            if (f.start < e && s < f.start + f.data.readableBytes()) {
+                return true;
+            }
+        }
         for (Extent x : inFlight) {
             if (x.overlaps(s, e)) {
                 return true;
@@ -137,16 +167,27 @@ final class FileWrites {
     }
 
     synchronized boolean idle() {
-        return (buf == null || !buf.isReadable()) && inFlight.isEmpty();
+        return (buf == null || !buf.isReadable()) && inFlight.isEmpty() && failed.isEmpty();
     }
 
-    /** Drops what is gathered without sending it (the file is being closed after a failure). */
-    synchronized void discard() {
-        if (buf != null) {
-            buf.release();
-            budget.release(capacity);
-            buf = null;
+    /** Sends the failed writes again, oldest first (each after the in-flight writes it overlaps). */
+    private void resendFailed() {
+        if (failed.isEmpty()) {
+            return;
         }
+        List<Failed> again = new ArrayList<>(failed);
+        failed.clear();
+        for (Failed f : again) {
+            sendExtent(f.start, f.data);
+        }
+    }
+
+    private void discardFailed() {
+        for (Failed f : failed) {
+            f.data.release();
+            budget.release(capacity);
+        }
+        failed.clear();
     }
 
     private StrataException takeError() {
@@ -173,27 +214,39 @@ final class FileWrites {
             budget.release(capacity);
             return;
         }
-        long s = start;
+        sendExtent(start, b);
+    }
+
+    /** Sends gathered extent {@code b} (holding {@code capacity} of the budget) at {@code s}; a failure keeps it in {@link #failed}. */
+    private void sendExtent(long s, ByteBuf b) {
         submit(s, s + b.readableBytes(), b, f -> f.whenComplete((v, t) -> {
-            b.release();
-            budget.release(capacity);
-            if (t != null) {
-                synchronized (this) {
-                    if (error == null) {
-                        error = StrataException.wrap(t);
-                    }
+            if (t == null) {
+                b.release();
+                budget.release(capacity);
+                return;
+            }
+            synchronized (this) {
+                StrataException e = StrataException.wrap(t);
+                lastFailure = e;
+                if (error == null) {
+                    error = e;
                 }
+                failed.add(new Failed(s, b));
             }
         }));
     }
 
-    /** Sends [s, e) after the in-flight extents it overlaps; {@code then} decorates the send's future. */
+    /**
+     * Sends [s, e) after the in-flight extents it overlaps; {@code then} decorates the send's
+     * future. If one of those fails, [s, e) is not sent and fails too: sent alone it would be
+     * overwritten by the older bytes when they are sent again.
+     */
     private CompletableFuture<Void> submit(long s, long e, ByteBuf data,
                                            Function<CompletableFuture<Void>, CompletableFuture<Void>> then) {
         List<CompletableFuture<Void>> before = new ArrayList<>();
         for (Extent x : inFlight) {
             if (x.overlaps(s, e)) {
-                before.add(x.done.handle((v, t) -> null));
+                before.add(x.done);
             }
         }
         CompletableFuture<Void> sent = before.isEmpty() ? sendNow(s, data)

@@ -361,7 +361,7 @@ public final class StrataFile implements AutoCloseable {
     }
 
     private CompletableFuture<InodeAttrs> publishing(boolean end) {
-        return state.writes.flush()
+        return state.writes.flush(end)
                 .thenCompose(v -> state.tier.flushAsync(state.inode, state.io()))
                 .thenCompose(v -> {
                     long seq;

@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A real tier with its calls counted: reads and bytes asked, writes, the most calls in flight at
  * once, and an optional delay before each read or write reaches the tier below (to make
- * parallelism and out-of-order completion observable).
+ * parallelism and out-of-order completion observable); writes may be made to fail (a chain
+ * member down past the I/O timeout, injected).
  */
 final class CountingTier implements Tier {
     final Tier below;
@@ -30,6 +31,8 @@ final class CountingTier implements Tier {
     final ConcurrentHashMap<Long, Long> delayMsByInode = new ConcurrentHashMap<>();
     private final java.util.concurrent.ScheduledExecutorService timer;
     volatile long delayMs;
+    /** The next this many writes fail with a timeout, after {@link #delayMs}, without reaching the tier. */
+    final AtomicInteger failWrites = new AtomicInteger();
 
     CountingTier(Tier below, java.util.concurrent.ScheduledExecutorService timer) {
         this.below = below;
@@ -75,6 +78,10 @@ final class CountingTier implements Tier {
     public CompletableFuture<Void> writeAsync(ChunkAddress chunk, long offset, ByteBuf data, IoOptions options) {
         writes.incrementAndGet();
         written.add(chunk);
+        if (failWrites.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            return counted(chunk, () -> CompletableFuture.failedFuture(
+                    new io.strata.core.StrataException(io.strata.core.Status.TIMEOUT, "injected: write of " + chunk + " timed out")));
+        }
         return counted(chunk, () -> below.writeAsync(chunk, offset, data, options));
     }
 

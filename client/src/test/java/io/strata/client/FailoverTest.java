@@ -53,4 +53,47 @@ class FailoverTest {
             assertThat(FileSystemTest.readAll(c.client("r"), "/d/f")).isEqualTo(data);
         }
     }
+
+    @Test
+    void aGatheredWriteThatFailedWhileANodeWasDownIsSentAgainAndTheClosedFileIsWhole(@TempDir Path dir) {
+        try (TestCluster c = TestCluster.start(dir, 63)) {
+            StrataFileSystem fs = c.client("w", cfg -> cfg.withIoTimeout(Duration.ofSeconds(3)).withAttemptTimeout(Duration.ofSeconds(1)));
+            fs.mkdirs("/d");
+            byte[] data = FileSystemTest.random(1 << 20, 3);
+            try (StrataFile f = fs.create("/d/f")) {
+                c.cluster.storage().kill(3); // a member of every chain
+                for (int off = 0; off < data.length; off += 64 << 10) {
+                    f.write(off, data, off, 64 << 10); // gathered: each returns at once
+                }
+                assertThatThrownBy(f::fsync).as("the gathered write failed while node 3 was down").isInstanceOf(StrataException.class);
+                c.cluster.storage().restart(3);
+            } // close sends the failed write again
+            assertThat(fs.stat("/d/f").size()).isEqualTo(data.length);
+            assertThat(FileSystemTest.readAll(c.client("r"), "/d/f")).isEqualTo(data);
+        }
+    }
+
+    @Test
+    void aWriteOverAFailedOneIsSentAgainAfterItSoTheLaterBytesWin(@TempDir Path dir) {
+        CountingTier[] l3 = new CountingTier[1];
+        try (TestCluster c = TestCluster.start(dir, 64)) {
+            StrataFileSystem fs = c.client("w", c.config(), t -> l3[0] = new CountingTier(t, c.cluster.storage().clientContext("timer").scheduler()));
+            fs.mkdirs("/d");
+            byte[] older = FileSystemTest.random(1 << 20, 4);
+            byte[] newer = FileSystemTest.random(64 << 10, 5);
+            try (StrataFile f = fs.create("/d/f")) {
+                l3[0].delayMs = 300;
+                l3[0].failWrites.set(1); // the first extent fails after 300 ms; the tier works again at once
+                for (int off = 0; off < older.length; off += 64 << 10) {
+                    f.write(off, older, off, 64 << 10);
+                }
+                f.write(0, newer, 0, newer.length); // sends the first extent, gathers this one
+                // this extent waits for the first; sent alone after its failure, the first one's retry would overwrite it
+                assertThatThrownBy(f::fsync).isInstanceOf(StrataException.class);
+            }
+            byte[] expected = older.clone();
+            System.arraycopy(newer, 0, expected, 0, newer.length);
+            assertThat(FileSystemTest.readAll(c.client("r"), "/d/f")).isEqualTo(expected);
+        }
+    }
 }
