@@ -59,12 +59,15 @@ import java.util.regex.Pattern;
  * GB moved; its last line is {@code tls_vs_plain_1mib=<worst 1 MiB ratio of the first engine>}.
  */
 public final class RpcBench {
-    /** {@code tls}: the engines to run the TLS comparison with (empty: none). */
+    /**
+     * {@code tls}: the engines to run the TLS comparison with (empty: none); {@code tlsConnections}:
+     * the connection counts it runs with (each also the number of event loops per side).
+     */
     public record Options(List<DataSize> sizes, List<Integer> streams, Duration round, int rounds,
-                          Transport transport, boolean iperf, List<TlsEngine> tls) {
+                          Transport transport, boolean iperf, List<TlsEngine> tls, List<Integer> tlsConnections) {
         public static Options defaults() {
             return new Options(List.of(DataSize.ofMiB(1), DataSize.ofKiB(64)), List.of(1, 8), Duration.ofSeconds(2), 3,
-                    Transport.resolve("auto"), true, List.of(TlsEngine.resolve("auto")));
+                    Transport.resolve("auto"), true, List.of(TlsEngine.resolve("auto")), List.of(1));
         }
     }
 

@@ -15,7 +15,8 @@ import picocli.CommandLine.Option;
 @Command(name = "rpc", mixinStandardHelpOptions = true,
         description = "Bulk transfer over the RPC layer vs raw Netty (and iperf3) on loopback, then over mutual TLS vs plaintext.",
         footerHeading = "%nExamples:%n", footer = {"  strata bench rpc --sizes 1MiB --streams 1,8 --no-iperf",
-                "  strata bench rpc --sizes 1MiB --streams 1,8 --tls openssl,jdk --no-iperf"})
+                "  strata bench rpc --sizes 1MiB --streams 1,8 --tls openssl,jdk --no-iperf",
+                "  strata bench rpc --sizes 1MiB --streams 8 --tls openssl --tls-connections 1,2 --no-iperf"})
 public final class BenchRpcCommand implements Callable<Integer> {
     @Option(names = "--sizes", defaultValue = "1MiB,64KiB", split = ",", description = "Payload sizes (default ${DEFAULT-VALUE}).")
     List<String> sizes;
@@ -39,6 +40,11 @@ public final class BenchRpcCommand implements Callable<Integer> {
             description = "TLS engines to compare with plaintext: auto, openssl, jdk (comma-separated), or none (default ${DEFAULT-VALUE}).")
     List<String> tls;
 
+    @Option(names = "--tls-connections", defaultValue = "1", split = ",",
+            description = "Connections the TLS comparison spreads its streams over, each with its own event loop on both sides; "
+                    + "comma-separated counts run one after another (default ${DEFAULT-VALUE}).")
+    List<Integer> tlsConnections;
+
     @Override
     public Integer call() throws Exception {
         List<DataSize> s = new ArrayList<>();
@@ -46,6 +52,7 @@ public final class BenchRpcCommand implements Callable<Integer> {
             s.add(DataSize.parse(x));
         }
         BenchArgs.eachBetween("--streams", streams, 1, 1024);
+        BenchArgs.eachBetween("--tls-connections", tlsConnections, 1, 64);
         if (rounds < 1) {
             throw new IllegalArgumentException("--rounds must be at least 1");
         }
@@ -55,7 +62,8 @@ public final class BenchRpcCommand implements Callable<Integer> {
                 engines.add(TlsEngine.resolve(e));
             }
         }
-        RpcBench.run(new RpcBench.Options(s, streams, Durations.parse(round), rounds, Transport.resolve(transport), !noIperf, engines),
+        RpcBench.run(new RpcBench.Options(s, streams, Durations.parse(round), rounds, Transport.resolve(transport), !noIperf, engines,
+                        tlsConnections),
                 BenchArgs.stdout());
         return 0;
     }
