@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
         description = "Bulk transfer over the RPC layer vs raw Netty (and iperf3) on loopback, then over mutual TLS vs plaintext.",
         footerHeading = "%nExamples:%n", footer = {"  strata bench rpc --sizes 1MiB --streams 1,8 --no-iperf",
                 "  strata bench rpc --sizes 1MiB --streams 1,8 --tls openssl,jdk --no-iperf",
-                "  strata bench rpc --sizes 1MiB --streams 8 --tls openssl --tls-connections 1,2 --no-iperf"})
+                "  strata bench rpc --sizes 1MiB --streams 8 --tls-connections 1,2 --no-iperf"})
 public final class BenchRpcCommand implements Callable<Integer> {
     @Option(names = "--sizes", defaultValue = "1MiB,64KiB", split = ",", description = "Payload sizes (default ${DEFAULT-VALUE}).")
     List<String> sizes;
