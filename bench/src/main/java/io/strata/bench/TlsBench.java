@@ -78,7 +78,7 @@ final class TlsBench {
                 + " cpu = this process, both ends, per GB of payload):%n", o.tls(), o.tlsConnections());
         Table t = new Table("payload", "streams", "conns", "system", "GB/s", "req/s", "p50 us", "p99 us", "cpu s/GB", "vs plain");
         Map<String, String> result = new LinkedHashMap<>();
-        Map<Integer, String> firstRatio = new LinkedHashMap<>();
+        Map<Integer, Double> firstRatio = new LinkedHashMap<>();
         for (int conns : o.tlsConnections()) {
             List<Side> sides = sides(ca, now, o, conns);
             try {
@@ -97,18 +97,17 @@ final class TlsBench {
         StringBuilder line = new StringBuilder("result:");
         result.forEach((k, v) -> line.append(' ').append(k).append('=').append(v));
         out.println(line);
-        for (Map.Entry<Integer, String> e : firstRatio.entrySet()) {
-            if (!e.getKey().equals(o.tlsConnections().get(0))) {
-                result.put("tls_vs_plain_1mib_c" + e.getKey(), e.getValue());
-                out.println("tls_vs_plain_1mib_c" + e.getKey() + "=" + e.getValue());
-            }
-        }
-        String first = firstRatio.get(o.tlsConnections().get(0));
+        Double first = firstRatio.remove(o.tlsConnections().get(0)); // printed last: the line scripts read
+        firstRatio.forEach((conns, r) -> ratioLine("tls_vs_plain_1mib_c" + conns, r, result, out));
         if (first != null) {
-            result.put("tls_vs_plain_1mib", first);
-            out.println("tls_vs_plain_1mib=" + first);
+            ratioLine("tls_vs_plain_1mib", first, result, out);
         }
         return result;
+    }
+
+    private static void ratioLine(String key, double ratio, Map<String, String> result, PrintStream out) {
+        result.put(key, Stats.fmt(ratio, 2));
+        out.println(key + "=" + Stats.fmt(ratio, 2));
     }
 
     /** Plaintext first, then one side per engine, each with {@code conns} connections. */
@@ -139,7 +138,7 @@ final class TlsBench {
      * first engine's worst 1 MiB ratio per connection count in {@code firstRatio}.
      */
     private static void compare(List<Side> sides, DataSize size, int streams, int conns, RpcBench.Options o, Table t,
-                                Map<String, String> result, Map<Integer, String> firstRatio) throws InterruptedException {
+                                Map<String, String> result, Map<Integer, Double> firstRatio) throws InterruptedException {
         int bytes = size.toIntExact();
         for (Side s : sides) {
             round(s, bytes, streams, Duration.ofMillis(500)); // warm-up: JIT, pools, handshakes
@@ -175,10 +174,7 @@ final class TlsBench {
                 result.put(name.replace('-', '_') + "_vs_plain" + suffix, Stats.fmt(ratio, 2));
             }
             if (i == 1 && size.bytes() == DataSize.ofMiB(1).bytes()) {
-                String worst = firstRatio.get(conns);
-                if (worst == null || ratio < Double.parseDouble(worst)) {
-                    firstRatio.put(conns, Stats.fmt(ratio, 2));
-                }
+                firstRatio.merge(conns, ratio, Math::min);
             }
         }
     }

@@ -21,7 +21,8 @@ import java.util.function.Function;
  *
  * <p><b>Order.</b> An extent overlapping extents still in flight is sent only after they
  * completed, so the later bytes win as they would on a local disk (if one of those failed, the
- * later extent fails with it, unsent); disjoint extents run in parallel. At most {@link #MAX_IN_FLIGHT} extents are in flight: a write beyond waits.
+ * later extent fails with it, unsent); disjoint extents run in parallel. At most
+ * {@link #MAX_IN_FLIGHT} extents are in flight: a write beyond waits.
  *
  * <p><b>Errors.</b> A gathered write that fails later (a chain member down past the I/O timeout)
  * keeps its bytes and is sent again, in order, by the next write, read, flush or fsync of the
@@ -60,6 +61,9 @@ final class FileWrites {
     private StrataException lastFailure;
 
     private record Failed(long start, ByteBuf data) {
+        boolean overlaps(long s, long e) {
+            return start < e && s < start + data.readableBytes();
+        }
     }
 
     FileWrites(int capacity, WriteBudget budget, ByteBufAllocator alloc, Sender sender) {
@@ -154,7 +158,7 @@ final class FileWrites {
             return true;
         }
         for (Failed f : failed) {
-            if (f.start < e && s < f.start + f.data.readableBytes()) {
+            if (f.overlaps(s, e)) {
                 return true;
             }
         }

@@ -14,6 +14,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** A storage node dies: reads go to another replica; writes fail within the timeout until routing drops the node. */
 class FailoverTest {
+    /** Writes to a dead node give up after 3 s, each attempt after 1 s. */
+    private static ClientConfig shortTimeouts(ClientConfig cfg) {
+        return cfg.withIoTimeout(Duration.ofSeconds(3)).withAttemptTimeout(Duration.ofSeconds(1));
+    }
+
     @Test
     void readsAreServedByTheOtherReplicasWhenANodeDies(@TempDir Path dir) {
         try (TestCluster c = TestCluster.start(dir, 61)) {
@@ -32,7 +37,7 @@ class FailoverTest {
     @Test
     void writesFailWithinTheTimeoutWhileAChainMemberIsDownAndSucceedOnceRoutingDropsIt(@TempDir Path dir) {
         try (TestCluster c = TestCluster.start(dir, 62)) {
-            StrataFileSystem fs = c.client("w", cfg -> cfg.withIoTimeout(Duration.ofSeconds(3)).withAttemptTimeout(Duration.ofSeconds(1)));
+            StrataFileSystem fs = c.client("w", FailoverTest::shortTimeouts);
             fs.mkdirs("/d");
             byte[] data = FileSystemTest.random(3 << 20, 2);
             c.cluster.storage().kill(3);
@@ -57,7 +62,7 @@ class FailoverTest {
     @Test
     void aGatheredWriteThatFailedWhileANodeWasDownIsSentAgainAndTheClosedFileIsWhole(@TempDir Path dir) {
         try (TestCluster c = TestCluster.start(dir, 63)) {
-            StrataFileSystem fs = c.client("w", cfg -> cfg.withIoTimeout(Duration.ofSeconds(3)).withAttemptTimeout(Duration.ofSeconds(1)));
+            StrataFileSystem fs = c.client("w", FailoverTest::shortTimeouts);
             fs.mkdirs("/d");
             byte[] data = FileSystemTest.random(1 << 20, 3);
             try (StrataFile f = fs.create("/d/f")) {
