@@ -149,17 +149,22 @@ final class ClientCore implements AutoCloseable {
         }
     }
 
-    /** One handle of {@code s} closed; the last one removes it from the registry and ends its pin. */
+    /** One handle of {@code s} closed; the last one removes it from the registry, ends its pin and drops its failed writes. */
     void release(FileState s) {
         FileState.Pin pin = null;
+        boolean last;
         synchronized (s) {
-            if (s.unref() == 0) {
+            last = s.unref() == 0;
+            if (last) {
                 files.remove(s.inode, s);
                 pin = s.takePin();
             }
         }
         if (pin != null) {
             endPin(s.inode, pin);
+        }
+        if (last) {
+            s.writes.discard();
         }
     }
 

@@ -27,9 +27,11 @@ import java.util.function.Function;
  * <p><b>Errors.</b> A gathered write that fails later (a chain member down past the I/O timeout)
  * keeps its bytes and is sent again, in order, by the next write, read, flush or fsync of the
  * file; its error is reported once, by the next write (as a kernel reports a write-back error).
- * A flush or fsync succeeds only when no failed write is left; closing a handle drops what is
- * still failing after one more try, and reports it. So a write that failed while
- * a node restarted is not lost when the node comes back before the file is closed.
+ * A flush or fsync succeeds only when no failed write is left. Closing a handle while failed
+ * writes are left fails; closing the file's last writing handle also drops them (after one more
+ * try), while another writing handle keeps them to send again. So a write that failed while a
+ * node restarted is not lost when the node comes back before the file is closed, and no handle's
+ * close succeeds over bytes another handle's close gave up.
  *
  * <p>Buffer ownership: {@link #write} borrows {@code data} until its future completes (gathered
  * writes are copied at once).
@@ -59,6 +61,8 @@ final class FileWrites {
     /** Gathered writes that failed, kept (with their budget) to be sent again, oldest first. */
     private final List<Failed> failed = new ArrayList<>();
     private StrataException lastFailure;
+    /** Set when the file's last handle here closed: a write that fails after it is not kept. */
+    private boolean discarded;
 
     private record Failed(long start, ByteBuf data) {
         boolean overlaps(long s, long e) {
@@ -125,8 +129,8 @@ final class FileWrites {
 
     /**
      * Sends everything gathered (and the failed writes again) and completes when all of it is at
-     * the tiers; fails while a write is still failing. With {@code last} (a handle's close), what
-     * still fails is dropped.
+     * the tiers; fails while a write is still failing. With {@code last} (the close of the file's
+     * last writing handle), what still fails is dropped.
      */
     CompletableFuture<Void> flush(boolean last) {
         CompletableFuture<Void> all;
@@ -186,6 +190,16 @@ final class FileWrites {
         }
     }
 
+    /**
+     * The file's last handle here closed: drops what is still failing (every writing handle's close
+     * that saw it failed) and what fails from now on. A late failure can only come from a close
+     * that gave up waiting for its flush, and that close failed.
+     */
+    synchronized void discard() {
+        discarded = true;
+        discardFailed();
+    }
+
     private void discardFailed() {
         for (Failed f : failed) {
             f.data.release();
@@ -235,7 +249,12 @@ final class FileWrites {
                 if (error == null) {
                     error = e;
                 }
-                failed.add(new Failed(s, b));
+                if (discarded) {
+                    b.release();
+                    budget.release(capacity);
+                } else {
+                    failed.add(new Failed(s, b));
+                }
             }
         }));
     }

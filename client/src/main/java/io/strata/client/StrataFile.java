@@ -361,7 +361,8 @@ public final class StrataFile implements AutoCloseable {
     }
 
     private CompletableFuture<InodeAttrs> publishing(boolean end) {
-        return state.writes.flush(end)
+        // the file's failed bytes stay for another handle here that still writes it
+        return state.writes.flush(end && state.onlyWriter(this))
                 .thenCompose(v -> state.tier.flushAsync(state.inode, state.io()))
                 .thenCompose(v -> {
                     long seq;

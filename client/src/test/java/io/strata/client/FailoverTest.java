@@ -101,4 +101,25 @@ class FailoverTest {
             assertThat(FileSystemTest.readAll(c.client("r"), "/d/f")).isEqualTo(expected);
         }
     }
+
+    @Test
+    void aHandleClosingLeavesTheFilesFailedBytesToAnotherHandleThatStillWritesIt(@TempDir Path dir) {
+        CountingTier[] l3 = new CountingTier[1];
+        try (TestCluster c = TestCluster.start(dir, 65)) {
+            StrataFileSystem fs = c.client("w", c.config(), t -> l3[0] = new CountingTier(t, c.cluster.storage().clientContext("timer").scheduler()));
+            fs.mkdirs("/d");
+            byte[] data = FileSystemTest.random(1 << 20, 6);
+            StrataFile first = fs.create("/d/f"); // a writing handle that writes nothing
+            try (StrataFile writer = fs.open("/d/f", java.util.EnumSet.of(OpenFlag.READ, OpenFlag.WRITE), 0644)) {
+                l3[0].failWrites.set(1_000); // every write fails until the tier is back
+                for (int off = 0; off < data.length; off += 64 << 10) {
+                    writer.write(off, data, off, 64 << 10); // gathered: each returns at once
+                }
+                assertThatThrownBy(first::close).as("the other handle's close reports the failure").isInstanceOf(StrataException.class);
+                l3[0].failWrites.set(0);
+            } // the writer's close sends its bytes again: they were kept, not dropped by the first close
+            assertThat(fs.stat("/d/f").size()).isEqualTo(data.length);
+            assertThat(FileSystemTest.readAll(c.client("r"), "/d/f")).isEqualTo(data);
+        }
+    }
 }
