@@ -30,7 +30,6 @@ import io.strata.protocol.storage.StorageMessage.SyncDone;
 import io.strata.protocol.storage.StorageMessage.SyncDoneAck;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.RoutingInfo;
-import io.strata.protocol.routing.TargetInfo;
 import io.strata.protocol.routing.TargetState;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -134,12 +133,7 @@ final class ResyncWorker implements AutoCloseable {
             }
         }
         Set<ChainId> wanted = new HashSet<>();
-        int syncing = 0;
-        for (TargetInfo t : r.targets().values()) {
-            if (t.state() == TargetState.SYNCING) {
-                syncing++;
-            }
-        }
+        int syncing = syncingWithASender(r);
         for (ChainInfo c : r.chains().values()) {
             ChainView v = node.viewOrNull(r, c);
             TargetId succ = null;
@@ -175,6 +169,25 @@ final class ResyncWorker implements AutoCloseable {
             }
         });
         share(wanted.size(), syncing);
+    }
+
+    /**
+     * The syncing targets of {@code r} that a resync sends to: those whose predecessor on their
+     * chain's write path is serving (that predecessor's node runs the session, as
+     * {@link #onRouting} does here). A syncing target behind another syncing one waits for it and
+     * takes no share of the cluster's budget.
+     */
+    static int syncingWithASender(RoutingInfo r) {
+        int n = 0;
+        for (ChainInfo c : r.chains().values()) {
+            List<TargetId> path = r.writePath(c.id());
+            for (int i = 1; i < path.size(); i++) {
+                if (r.target(path.get(i)).state() == TargetState.SYNCING && r.target(path.get(i - 1)).state() == TargetState.SERVING) {
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 
     /**
