@@ -183,6 +183,14 @@ final class FuseOps {
     private final Cache<Known, InodeId> knownFiles;
     /** Handles whose next fgetattr is answered with their open's attributes (libfuse asks right after a create). */
     private final Set<Long> justCreated = ConcurrentHashMap.newKeySet();
+    /**
+     * The handle each path this mount just created is open in, for the attribute timeout (null
+     * when it is 0), until the handle publishes or closes: the kernel asks for the new file's
+     * attributes by path as the open completes (its permission check), and the create's answer
+     * with the handle's length is that answer, without a {@code Lookup}. This mount's changes
+     * drop the entries they touch.
+     */
+    private final Cache<String, Long> createdFiles;
 
     private record Known(long uid, String path) {
     }
@@ -196,6 +204,8 @@ final class FuseOps {
         this.dirAttrs = dirAttrTtl.isZero() ? null
                 : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
         this.fileAttrs = dirAttrTtl.isZero() ? null
+                : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
+        this.createdFiles = dirAttrTtl.isZero() ? null
                 : Caffeine.newBuilder().expireAfterWrite(dirAttrTtl).maximumSize(100_000).executor(Runnable::run).build();
         this.ioBound = fs.config().ioTimeout().plus(fs.config().metaTimeout()).plusSeconds(1);
         this.meters = meters;
@@ -380,6 +390,11 @@ final class FuseOps {
                     st = kept.status();
                 }
             }
+            if (st == null && createdFiles != null) {
+                Long fh = createdFiles.getIfPresent(path);
+                StrataFile h = fh == null ? null : open.get(fh);
+                st = h == null ? null : h.statAtOpen().orElse(null);
+            }
             if (st == null) {
                 long before = changes.get();
                 long beforeFile = fileChanges.get();
@@ -493,6 +508,7 @@ final class FuseOps {
             dirAttrs.invalidate(path);
             dirAttrs.invalidate(parentOf(path));
             fileAttrs.invalidate(path);
+            createdFiles.invalidate(path);
         }
     }
 
@@ -516,6 +532,7 @@ final class FuseOps {
             dirAttrs.invalidate(parentOf(from));
             dirAttrs.invalidate(parentOf(to));
             fileAttrs.asMap().keySet().removeIf(moved);
+            createdFiles.asMap().keySet().removeIf(moved);
         }
     }
 
@@ -821,6 +838,7 @@ final class FuseOps {
     int create(Who w, String path, long mode, int flags, Opened out) {
         long before = changes.get();
         InodeId[] made = new InodeId[1];
+        long[] madeFh = new long[1];
         int r = dirChange("create", path, () -> {
             Set<OpenFlag> of = EnumSet.of(OpenFlag.CREATE, OpenFlag.WRITE);
             if ((flags & O_ACCMODE) != O_WRONLY) {
@@ -836,6 +854,7 @@ final class FuseOps {
             long fh = register(h, flags, out);
             justCreated.add(fh);
             made[0] = h.inode();
+            madeFh[0] = fh;
             return CompletableFuture.completedFuture(parentOf(path, h.dirAtCreate().orElse(null)));
         });
         if (r == 0 && made[0] != null && knownFiles != null && path != null) {
@@ -843,6 +862,9 @@ final class FuseOps {
             // that follow (tar's fchmod, fchown and utimensat of the new file) go to it without
             // walking the path
             keepUnlessCrossed(knownFiles, new Known(w.uid(), path), made[0], changes, before + 1);
+        }
+        if (r == 0 && made[0] != null && createdFiles != null && path != null) {
+            keepUnlessCrossed(createdFiles, path, madeFh[0], changes, before + 1);
         }
         return r;
     }
@@ -899,6 +921,7 @@ final class FuseOps {
         return call("flush", () -> {
             StrataFile h = handle(fh);
             if (h.isWritable()) {
+                notJustCreated(fh); // the publish moves its times
                 join(h.publishAsync(), ioBound);
                 pageCacheVersion.remove(h.inode()); // published: the data version moved on
             }
@@ -909,6 +932,7 @@ final class FuseOps {
     int fsync(long fh) {
         return call("fsync", () -> {
             StrataFile h = handle(fh);
+            notJustCreated(fh);
             join(h.fsyncAsync(), ioBound);
             if (h.isWritable()) {
                 pageCacheVersion.remove(h.inode());
@@ -917,10 +941,18 @@ final class FuseOps {
         });
     }
 
+    /** {@code fh}'s create answer no longer answers for its path ({@link #createdFiles}). */
+    private void notJustCreated(long fh) {
+        if (createdFiles != null) {
+            createdFiles.asMap().values().remove(fh);
+        }
+    }
+
     int release(long fh) {
         return call("release", () -> {
             StrataFile h = open.remove(fh);
             justCreated.remove(fh);
+            notJustCreated(fh);
             if (h != null) {
                 if (h.isWritable()) {
                     forgetFile(h.inode()); // kept before this handle opened; nothing is kept while it is open
