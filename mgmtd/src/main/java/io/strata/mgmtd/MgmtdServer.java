@@ -16,6 +16,7 @@ import io.strata.core.rpc.EchoService;
 import io.strata.core.rpc.Protocol;
 import io.strata.core.rpc.Reply;
 import io.strata.core.rpc.RpcServer;
+import io.strata.protocol.routing.AgentInfo;
 import io.strata.protocol.routing.ChainTable;
 import io.strata.protocol.routing.RoutingInfo;
 import io.strata.protocol.routing.TargetInfo;
@@ -122,6 +123,8 @@ public final class MgmtdServer implements AutoCloseable {
     private final Map<NodeId, Long> deadlines = new ConcurrentHashMap<>();
     /** Each target's disk space as its node last reported it (leader memory only: it changes with every write). */
     private final Map<io.strata.core.TargetId, TargetSpace> spaces = new ConcurrentHashMap<>();
+    /** The L2 agents whose last heartbeat reported bytes to drain (leader memory only, like {@link #spaces}). */
+    private final Set<NodeId> draining = ConcurrentHashMap.newKeySet();
     private final Set<NodeId> expiring = ConcurrentHashMap.newKeySet();
     private final List<io.micrometer.core.instrument.Meter> gauges;
     private final AtomicBoolean autoTableRunning = new AtomicBoolean();
@@ -281,6 +284,7 @@ public final class MgmtdServer implements AutoCloseable {
         return submit(new MgmtdCommand.Register(m.node(), m.role(), m.incarnation(), m.targets())).thenApply(o -> {
             check(o);
             expiring.remove(m.node().id());
+            draining.remove(m.node().id()); // until its first heartbeat says
             renew(m.node().id());
             maybeCreateTable();
             return Reply.of(leaseGranted(o.routingVersion()));
@@ -303,6 +307,11 @@ public final class MgmtdServer implements AutoCloseable {
             if (ti != null && ti.node().equals(m.node())) { // a node speaks for its own targets only
                 spaces.put(t.target(), t);
             }
+        }
+        if (m.drainBacklogBytes() > 0 && r.agents().containsKey(m.node())) {
+            draining.add(m.node());
+        } else {
+            draining.remove(m.node());
         }
         if (!sm.read(s -> s.changes(m.reports()))) {
             return CompletableFuture.completedFuture(Reply.of(leaseGranted(routing().version())));
@@ -458,7 +467,20 @@ public final class MgmtdServer implements AutoCloseable {
     }
 
     private LeaseGranted leaseGranted(long routingVersion) {
-        return new LeaseGranted(cfg.lease().toMillis(), cfg.heartbeat().toMillis(), routingVersion);
+        return new LeaseGranted(cfg.lease().toMillis(), cfg.heartbeat().toMillis(), routingVersion, drainingAgents());
+    }
+
+    /** The serving L2 agents whose last heartbeat reported a drain backlog: they share the cluster's drain budget. */
+    int drainingAgents() {
+        RoutingInfo r = routing();
+        int n = 0;
+        for (NodeId a : draining) {
+            AgentInfo info = r.agents().get(a);
+            if (info != null && info.serving()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     private static void check(ClusterState.Outcome o) {

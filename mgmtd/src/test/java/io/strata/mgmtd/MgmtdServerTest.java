@@ -101,6 +101,42 @@ class MgmtdServerTest {
         assertThat(ratis.resolve(MgmtdServer.GROUP.getUuid().toString())).isDirectory();
     }
 
+    LeaseGranted registerAgent(int node, long incarnation) {
+        NodeInfo n = new NodeInfo(NodeId.of(node), "127.0.0.1", 9100 + node, Map.of("host", "h" + node));
+        return call(new RegisterNode(n, NodeRole.L2_AGENT, incarnation, List.of()), LeaseGranted.class);
+    }
+
+    LeaseGranted agentHeartbeat(int node, long incarnation, long backlog) {
+        return call(new Heartbeat(NodeId.of(node), incarnation, List.of(), List.of(), backlog), LeaseGranted.class);
+    }
+
+    @Test
+    void theLeaseAnswerCountsTheServingAgentsThatReportADrainBacklog() throws Exception {
+        setUp(0, 1000);
+        assertThat(registerAgent(11, 1).drainingAgents()).isZero();
+        registerAgent(12, 1);
+        registerAgent(13, 1);
+        assertThat(agentHeartbeat(11, 1, 0).drainingAgents()).as("nobody drains").isZero();
+        assertThat(agentHeartbeat(11, 1, 8 << 20).drainingAgents()).as("the heartbeat's own backlog counts").isEqualTo(1);
+        assertThat(agentHeartbeat(12, 1, 0).drainingAgents()).as("an agent without a backlog takes no share").isEqualTo(1);
+        assertThat(agentHeartbeat(13, 1, 1).drainingAgents()).isEqualTo(2);
+        assertThat(agentHeartbeat(11, 1, 0).drainingAgents()).as("drained: it stops counting").isEqualTo(1);
+        assertThat(agentHeartbeat(11, 1, 5).drainingAgents()).isEqualTo(2);
+        // agent 13 goes silent: once its lease expires it no longer counts, backlog or not
+        clock.advance(LEASE.minusSeconds(2));
+        agentHeartbeat(11, 1, 5);
+        agentHeartbeat(12, 1, 0);
+        clock.advance(Duration.ofSeconds(3));
+        agentHeartbeat(11, 1, 5);
+        agentHeartbeat(12, 1, 0);
+        Futures.join(server.checkLeases(), T);
+        Eventually.await("agent 13 no longer serving", T, () -> !server.routing().agents().get(NodeId.of(13)).serving());
+        assertThat(agentHeartbeat(11, 1, 5).drainingAgents()).isEqualTo(1);
+        // a storage node's heartbeat never counts
+        register(1, 11, "r1");
+        assertThat(call(new Heartbeat(NodeId.of(1), 11, List.of(), List.of(), 99), LeaseGranted.class).drainingAgents()).isEqualTo(1);
+    }
+
     @Test
     void leaseExpiryMovesTargetsToTheTailWithVersionBumps() throws Exception {
         setUp(3, 1000);

@@ -170,6 +170,39 @@ class NodeAgentTest {
         assertThat(seen).isSorted().doesNotHaveDuplicates().contains(v);
     }
 
+    @Test
+    void theManagerTellsL2AgentsHowManyOfThemReportADrainBacklog() throws Exception {
+        NodeContext mctx = closing(NodeContext.builder("mgmtd").eventLoopThreads(1).build());
+        MgmtdServer m = closing(MgmtdServer.start(mctx, MgmtdConfig.single(dir, loopback(0), loopback(0), LEASE)
+                .withLeaseCheck(Duration.ofMillis(20))));
+        Eventually.await("leader", T, m::isLeader);
+        List<NodeAgent> agents = new ArrayList<>();
+        List<AtomicLong> backlogs = new ArrayList<>();
+        for (int id = 11; id <= 13; id++) {
+            NodeContext ctx = closing(NodeContext.builder("l2-" + id).seed(id).eventLoopThreads(1).blockingThreads(1).build());
+            MgmtdClient client = closing(new MgmtdClient(ctx, List.of(m.rpcAddress())));
+            ManagerRoutingSource routing = closing(ManagerRoutingSource.start(ctx, client, Duration.ofSeconds(5), Duration.ofSeconds(1)));
+            NodeAgent a = closing(NodeAgent.start(ctx, client, routing, new NodeInfo(NodeId.of(id), "127.0.0.1", 9300 + id,
+                    Map.of("host", "h" + id)), io.strata.protocol.mgmtd.NodeRole.L2_AGENT, List.of()));
+            AtomicLong backlog = new AtomicLong();
+            a.reportDrainBacklog(backlog::get);
+            agents.add(a);
+            backlogs.add(backlog);
+            Futures.join(a.registered(), T);
+        }
+        // what each agent learns at its lease answers: the draining agents the manager counts, and
+        // whether its own heartbeat was counted among them
+        java.util.function.Supplier<List<String>> seen = () -> agents.stream()
+                .map(a -> a.drainingAgents() + (a.drainBacklogCounted() ? "+me" : "")).toList();
+        Eventually.await("nobody drains", T, () -> seen.get().equals(List.of("0", "0", "0")));
+        backlogs.get(0).set(64 << 20);
+        Eventually.await("11 drains alone: " + seen.get(), T, () -> seen.get().equals(List.of("1+me", "1", "1")));
+        backlogs.get(1).set(1 << 20);
+        Eventually.await("11 and 12 drain: " + seen.get(), T, () -> seen.get().equals(List.of("2+me", "2+me", "2")));
+        backlogs.get(0).set(0);
+        Eventually.await("12 drains alone: " + seen.get(), T, () -> seen.get().equals(List.of("1", "1+me", "1")));
+    }
+
     static InetSocketAddress loopback(int port) {
         return InetSocketAddress.createUnresolved("127.0.0.1", port);
     }

@@ -65,6 +65,12 @@ public final class NodeAgent implements AutoCloseable {
     private final List<TargetId> targets;
     private final long incarnation;
     private final Supplier<List<TargetSpace>> space;
+    /** What an L2 agent reports it is draining, in bytes, read at each heartbeat (0 for other nodes). */
+    private volatile java.util.function.LongSupplier drainBacklog = () -> 0;
+    /** The draining agents the manager counted in its last lease answer. */
+    private volatile int drainingAgents;
+    /** Whether the heartbeat that answer acknowledged reported a backlog (so the count includes this node). */
+    private volatile boolean backlogCounted;
     private final Map<TargetId, LocalState> local = new ConcurrentHashMap<>();
     private final Map<TargetId, Long> syncedAt = new ConcurrentHashMap<>();
     private final Map<TargetId, Boolean> failed = new ConcurrentHashMap<>();
@@ -116,6 +122,27 @@ public final class NodeAgent implements AutoCloseable {
         routing.onChange(a::onRouting);
         a.register();
         return a;
+    }
+
+    /**
+     * For an L2 agent: {@code backlog} (bytes it is draining to L3, 0 when none) is reported with
+     * every heartbeat, so that the manager counts the agents that share the cluster's drain budget.
+     */
+    public void reportDrainBacklog(java.util.function.LongSupplier backlog) {
+        this.drainBacklog = backlog;
+    }
+
+    /**
+     * The serving L2 agents with a drain backlog, as the manager counted them at its last lease
+     * answer (this one included when {@link #drainBacklogCounted()}).
+     */
+    public int drainingAgents() {
+        return drainingAgents;
+    }
+
+    /** Whether the heartbeat the manager's last lease answer acknowledged reported a drain backlog. */
+    public boolean drainBacklogCounted() {
+        return backlogCounted;
     }
 
     /** Completes when the first lease is granted. */
@@ -206,7 +233,7 @@ public final class NodeAgent implements AutoCloseable {
                             syncedAt.remove(t);
                         }
                     }
-                    granted(g, sent);
+                    granted(g, sent, 0);
                     firstLease.complete(null);
                     LOG.info("{}: registered (incarnation {}), lease {} ms", node.id(), incarnation, g.leaseMillis());
                     startTicker();
@@ -247,13 +274,15 @@ public final class NodeAgent implements AutoCloseable {
         // an answer that arrives after the fence point is useless: give up before it
         Duration budget = Duration.ofNanos(Math.max(1_000_000, leaseNanos / 2 - (sent - lastAckSentNanos)));
         Duration attempt = Duration.ofNanos(Math.min(budget.toNanos(), Math.max(heartbeatNanos, 1_000_000)));
-        client.call(new Heartbeat(node.id(), incarnation, reports(), spaceQuietly()), LeaseGranted.class, attempt, budget).whenComplete((g, e) -> {
+        long backlog = backlogQuietly();
+        Heartbeat beat = new Heartbeat(node.id(), incarnation, reports(), spaceQuietly(), backlog);
+        client.call(beat, LeaseGranted.class, attempt, budget).whenComplete((g, e) -> {
             inFlight = false;
             if (closed) {
                 return;
             }
             if (e == null) {
-                granted(g, sent);
+                granted(g, sent, backlog);
                 return;
             }
             StrataException se = StrataException.wrap(e);
@@ -265,6 +294,16 @@ public final class NodeAgent implements AutoCloseable {
                 checkFence();
             }
         });
+    }
+
+    /** The drain backlog to report; none when reading it fails (the heartbeat matters more). */
+    private long backlogQuietly() {
+        try {
+            return Math.max(0, drainBacklog.getAsLong());
+        } catch (RuntimeException e) {
+            LOG.debug("{}: could not read the drain backlog: {}", node.id(), e.toString());
+            return 0;
+        }
     }
 
     /** The space to report; none when reading it fails (the heartbeat matters more). */
@@ -297,7 +336,9 @@ public final class NodeAgent implements AutoCloseable {
         return out;
     }
 
-    private void granted(LeaseGranted g, long sentNanos) {
+    private void granted(LeaseGranted g, long sentNanos, long backlogSent) {
+        drainingAgents = g.drainingAgents();
+        backlogCounted = backlogSent > 0;
         leaseNanos = TimeUnit.MILLISECONDS.toNanos(g.leaseMillis());
         heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(g.heartbeatMillis());
         if (sentNanos - lastAckSentNanos > 0 || fenced) {

@@ -130,10 +130,16 @@ class L2QosTest {
         return c.agentContext(id).meters().get("strata.l2.drain.limit").gauge().value();
     }
 
+    private static double drainBacklog(L2Cluster c, int id) {
+        return c.agentContext(id).meters().get("strata.l2.drain.backlog").gauge().value();
+    }
+
     @Seeded
     @Test
     void aClusterWideDrainBudgetIsSharedByTheServingAgents(long seed, @TempDir Path dir) throws Exception {
         long budget = 1 << 20; // 1 MiB/s for the whole cluster's drains
+        // these agents have no cluster manager to count the ones with a backlog (NodeAgentTest):
+        // they split the budget among the agents serving in routing
         try (L2Cluster c = L2Cluster.start(dir, seed, 2, cfg -> cfg.withDrainBudget(DataSize.ofBytes(budget)))) {
             for (int id : List.of(11, 12)) {
                 Eventually.await("agent " + id + " drains at half the budget", T, () -> drainLimit(c, id) == budget / 2.0);
@@ -143,6 +149,19 @@ class L2QosTest {
             int cs = f.layout().chunkSize();
             IoOptions io = staged(true);
             byte[][] data = L2Cluster.writeChunks(t, f, io, 4, seed);
+            java.util.concurrent.atomic.AtomicLong maxBacklog = new java.util.concurrent.atomic.AtomicLong();
+            Thread watch = new Thread(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    maxBacklog.accumulateAndGet((long) (drainBacklog(c, 11) + drainBacklog(c, 12)), Math::max);
+                    try {
+                        Thread.sleep(5);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            watch.setDaemon(true);
+            watch.start();
             long start = System.nanoTime();
             Futures.join(t.flushAsync(f.id(), io), T);
             for (int i = 0; i < 4; i++) {
@@ -150,6 +169,11 @@ class L2QosTest {
                 Eventually.await("chunk " + i + " in L3", T, () -> java.util.Arrays.equals(c.inL3(chunk(f, index)), data[index]));
             }
             double seconds = (System.nanoTime() - start) / 1e9;
+            assertThat(maxBacklog.get()).as("the agents reported what they were draining").isGreaterThanOrEqualTo(cs);
+            watch.interrupt();
+            for (int id : List.of(11, 12)) {
+                Eventually.await("agent " + id + " has nothing left to drain", T, () -> drainBacklog(c, id) == 0);
+            }
             // each agent may drain its first chunk at once (the limiter's burst), then one chunk
             // per cs / (budget / 2) seconds; 4 chunks over 2 agents take at least one such wait
             assertThat(seconds).as("4 chunks of %d bytes drained under a budget of %d bytes/s", cs, budget)

@@ -23,19 +23,41 @@ public sealed interface MgmtdMessage extends Message {
         }
     }
 
-    /** Answer to {@link RegisterNode} and {@link Heartbeat}: the lease granted and when to heartbeat next. */
-    record LeaseGranted(long leaseMillis, long heartbeatMillis, long routingVersion) implements MgmtdMessage {
+    /**
+     * Answer to {@link RegisterNode} and {@link Heartbeat}: the lease granted and when to heartbeat
+     * next, and how many serving L2 agents reported a drain backlog in their last heartbeat (this
+     * node's heartbeat counted), for their shares of the cluster's drain budget.
+     */
+    record LeaseGranted(long leaseMillis, long heartbeatMillis, long routingVersion, int drainingAgents) implements MgmtdMessage {
+        public LeaseGranted {
+            if (drainingAgents < 0) {
+                throw new IllegalArgumentException("draining agents " + drainingAgents);
+            }
+        }
+
+        public LeaseGranted(long leaseMillis, long heartbeatMillis, long routingVersion) {
+            this(leaseMillis, heartbeatMillis, routingVersion, 0);
+        }
     }
 
     /**
      * Renews the node's lease and carries each target's local state and, from storage nodes, each
-     * target's disk space. Space is kept by the leader in memory only (it changes with every
-     * write; a new leader has it again after one heartbeat interval), never in the replicated state.
+     * target's disk space, and from L2 agents the bytes they are draining to L3 (0: none). Space
+     * and backlogs are kept by the leader in memory only (they change all the time; a new leader
+     * has them again after one heartbeat interval), never in the replicated state.
      */
-    record Heartbeat(NodeId node, long incarnation, List<TargetReport> reports, List<TargetSpace> space) implements MgmtdMessage {
+    record Heartbeat(NodeId node, long incarnation, List<TargetReport> reports, List<TargetSpace> space, long drainBacklogBytes)
+            implements MgmtdMessage {
         public Heartbeat {
             reports = List.copyOf(reports);
             space = List.copyOf(space);
+            if (drainBacklogBytes < 0) {
+                throw new IllegalArgumentException("drain backlog " + drainBacklogBytes);
+            }
+        }
+
+        public Heartbeat(NodeId node, long incarnation, List<TargetReport> reports, List<TargetSpace> space) {
+            this(node, incarnation, reports, space, 0);
         }
 
         /** A heartbeat that reports no disk space (L2 agents, meta services). */

@@ -84,8 +84,10 @@ public final class MgmtdMessages {
                 out.writeLong(m.leaseMillis());
                 out.writeLong(m.heartbeatMillis());
                 out.writeLong(m.routingVersion());
+                out.writeInt(m.drainingAgents());
             },
-            in -> new LeaseGranted(positive(in, "lease ms"), positive(in, "heartbeat ms"), Wire.readLong(in, "routing version")));
+            in -> new LeaseGranted(positive(in, "lease ms"), positive(in, "heartbeat ms"), Wire.readLong(in, "routing version"),
+                    Wire.readInt(in, "draining agents", 0, Integer.MAX_VALUE)));
     public static final MessageType<Heartbeat> HEARTBEAT = MessageType.of(202, Heartbeat.class,
             (m, out) -> {
                 out.writeInt(m.node().value());
@@ -98,6 +100,7 @@ public final class MgmtdMessages {
                     out.writeLong(t.freeBytes());
                     out.writeLong(t.device());
                 }
+                out.writeLong(m.drainBacklogBytes());
             },
             in -> {
                 NodeId node = NodeId.of(Wire.readInt(in, "node"));
@@ -116,7 +119,11 @@ public final class MgmtdMessages {
                         throw new Wire.Malformed(e.getMessage());
                     }
                 }
-                return new Heartbeat(node, incarnation, reports, space);
+                long backlog = Wire.readLong(in, "drain backlog");
+                if (backlog < 0) {
+                    throw new Wire.Malformed("negative drain backlog " + backlog);
+                }
+                return new Heartbeat(node, incarnation, reports, space, backlog);
             });
     public static final MessageType<GetRouting> GET_ROUTING = MessageType.of(203, GetRouting.class,
             (m, out) -> {

@@ -37,8 +37,8 @@ class MgmtdMessagesTest {
         RoutingInfo r = sampleRouting();
         return List.of(
                 new RegisterNode(NODE, NodeRole.STORAGE, 42L, List.of(TargetId.of(301), TargetId.of(302))),
-                new LeaseGranted(20_000, 4_000, 9),
-                new Heartbeat(NodeId.of(3), 42L, REPORTS, List.of(new TargetSpace(TargetId.of(301), 1L << 40, 1L << 39, 66306))),
+                new LeaseGranted(20_000, 4_000, 9, 3),
+                new Heartbeat(NodeId.of(3), 42L, REPORTS, List.of(new TargetSpace(TargetId.of(301), 1L << 40, 1L << 39, 66306)), 64L << 20),
                 new GetRouting(7, 20_000),
                 new RoutingReply(r),
                 new GetStatus(),
@@ -103,6 +103,16 @@ class MgmtdMessagesTest {
             b.setLong(0, 0);
             assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.LEASE_GRANTED, b.duplicate()))
                     .isInstanceOf(Wire.Malformed.class);
+            b.clear();
+            MgmtdMessages.LEASE_GRANTED.encode(new LeaseGranted(1, 1, 1, 2), b);
+            b.setInt(8 + 8 + 8, -1); // draining agents
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.LEASE_GRANTED, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class).hasMessageContaining("draining agents");
+            b.clear();
+            MgmtdMessages.HEARTBEAT.encode(new Heartbeat(NodeId.of(11), 1, List.of(), List.of(), 5), b);
+            b.setLong(b.writerIndex() - 8, -5); // drain backlog
+            assertThatThrownBy(() -> MgmtdMessages.PROTOCOL.decode(MgmtdMessages.HEARTBEAT, b.duplicate()))
+                    .isInstanceOf(Wire.Malformed.class).hasMessageContaining("drain backlog");
             b.clear();
             MgmtdMessages.HINTS.encode(new Hints(List.of(new StoredHint(1, 1, new byte[1])), false), b);
             b.setInt(4 + 8 + 8, StoredHint.MAX_VALUE_BYTES + 1); // the hint's value length

@@ -80,6 +80,9 @@ final class Drain implements AutoCloseable {
     private static final int SWEEP_EVERY = 50;
     private final Object wake = new Object();
     private volatile long recentBytesPerSecond;
+    /** Bytes the running pass took to drain here so far; {@link #lastPassBytes}: what the last pass took. */
+    private final AtomicLong passBytes = new AtomicLong();
+    private volatile long lastPassBytes;
     private volatile boolean stop;
     private volatile Duration interval = Duration.ofMillis(100);
     private boolean woken;
@@ -91,11 +94,14 @@ final class Drain implements AutoCloseable {
         this.agent = agent;
         this.meta = meta;
         this.l3 = l3;
-        this.limiter = new RateLimiter(ctx.clock(), agent.config().drainRate(servingAgents(agent.routing().current())));
+        this.limiter = new RateLimiter(ctx.clock(), agent.config().drainRate(shares()));
         this.drainedBytes = Counter.builder("strata.l2.drained.bytes").description("bytes this agent drained to L3").register(ctx.meters());
         Gauge.builder("strata.l2.drain.limit", limiter, RateLimiter::rate)
                 .description("bytes per second this agent may drain now: drain-bandwidth, or its share of drain-budget").baseUnit("bytes")
                 .register(ctx.meters());
+        Gauge.builder("strata.l2.drain.backlog", this, Drain::backlogBytes)
+                .description("bytes this agent is draining to L3 (reported to the cluster manager: agents with none take no share of drain-budget)")
+                .baseUnit("bytes").register(ctx.meters());
         this.thread = new Thread(this::run, ctx.name() + "-l2-drain");
         thread.setDaemon(true);
         this.pool = Executors.newFixedThreadPool(PARALLEL, new DefaultThreadFactory(ctx.name() + "-l2-drain", true));
@@ -198,6 +204,30 @@ final class Drain implements AutoCloseable {
         return pass(false);
     }
 
+    /** How many agents share the cluster's drain budget if this one drains now ({@link L2Agent#drainShares}). */
+    private int shares() {
+        return agent.drainShares(servingAgents(agent.routing().current()));
+    }
+
+    /** Sets the limiter to this agent's rate now: its own, or its share of the cluster's budget. */
+    private void updateRate() {
+        int shares = shares();
+        long rate = agent.config().drainRate(shares);
+        if (rate != limiter.rate()) {
+            LOG.info("{}: drain limited to {} bytes/s (drain-bandwidth {}, drain-budget {} shared by {} agent(s))", ctx.name(), rate,
+                    agent.config().drainBandwidth(), agent.config().drainBudget(), shares);
+            limiter.setRate(rate);
+        }
+    }
+
+    /**
+     * Bytes this agent is draining: what the running pass has taken so far, else what the last
+     * pass took (0 once a pass found nothing to drain here). Reported with each heartbeat.
+     */
+    long backlogBytes() {
+        return Math.max(passBytes.get(), lastPassBytes);
+    }
+
     /** The agents that serve in {@code r}; this one counts whether or not routing lists it yet. */
     private int servingAgents(RoutingInfo r) {
         int n = 0;
@@ -216,12 +246,7 @@ final class Drain implements AutoCloseable {
             return false;
         }
         passes++;
-        long rate = agent.config().drainRate(servingAgents(agent.routing().current()));
-        if (rate != limiter.rate()) {
-            LOG.info("{}: drain limited to {} bytes/s (drain-bandwidth {}, drain-budget {})", ctx.name(), rate,
-                    agent.config().drainBandwidth(), agent.config().drainBudget());
-            limiter.setRate(rate);
-        }
+        updateRate();
         long start = ctx.clock().nanoTime();
         long before = drained.get();
         Map<Long, List<Map.Entry<Key, Copy>>> byInode = new LinkedHashMap<>();
@@ -249,6 +274,8 @@ final class Drain implements AutoCloseable {
                 LOG.warn("{}: draining inode-{}: {} (will retry)", ctx.name(), Long.toUnsignedString(f.getKey()), e.toString());
             }
         }
+        lastPassBytes = passBytes.get();
+        passBytes.set(0);
         long bytes = drained.get() - before;
         long nanos = Math.max(1, ctx.clock().nanoTime() - start);
         if (bytes > 0) {
@@ -303,9 +330,11 @@ final class Drain implements AutoCloseable {
                 }
                 continue;
             }
-            // the byte budget is taken here, in the order copies were staged, so the oldest drain first
-            long notBefore = ctx.clock().nanoTime() + limiter.reserve(Math.max(1, c.length()));
-            drains.add(CompletableFuture.runAsync(() -> drainChunk(k, holders, notBefore), pool));
+            // queued in the order copies were staged, so the oldest drain first; each takes its bytes
+            // from the budget as it starts, at the rate of that moment
+            passBytes.addAndGet(Math.max(1, c.length()));
+            long bytes = Math.max(1, c.length());
+            drains.add(CompletableFuture.runAsync(() -> drainChunk(k, holders, bytes), pool));
             did = true;
         }
         if (!drains.isEmpty()) {
@@ -369,15 +398,14 @@ final class Drain implements AutoCloseable {
         return me;
     }
 
-    private void drainChunk(Key k, List<Integer> holders, long notBeforeNanos) {
-        long wait = notBeforeNanos - ctx.clock().nanoTime();
-        if (wait > 0) {
-            try {
-                TimeUnit.NANOSECONDS.sleep(wait);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+    private void drainChunk(Key k, List<Integer> holders, long bytes) {
+        // the share moves as other agents start or stop draining: a chunk waits at today's rate
+        updateRate();
+        try {
+            limiter.acquire(bytes);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
         }
         CopyStore store = agent.store();
         // take a snapshot of the copy under the chunk's queue, write it to L3 outside it

@@ -232,6 +232,7 @@ public final class L2Agent implements AutoCloseable {
         }
         NodeInfo me = new NodeInfo(config.nodeId(), a.getHostString(), a.getPort(), config.labels());
         this.agent = NodeAgent.start(ctx, client, routing, me, NodeRole.L2_AGENT, List.of());
+        agent.reportDrainBacklog(drain::backlogBytes);
         agent.onFenceChange(f -> {
             if (f) {
                 LOG.warn("{}: fenced (no lease from the cluster manager): refusing chunk requests, drain paused", ctx.name());
@@ -239,6 +240,23 @@ public final class L2Agent implements AutoCloseable {
                 LOG.info("{}: lease held: serving", ctx.name());
             }
         });
+    }
+
+    /**
+     * How many agents share the cluster's drain budget if this one drains now, {@code serving}
+     * agents serving in routing: those with a backlog as the manager counted them, once the
+     * manager counts this one; before (it has only begun to drain, the others may not know yet),
+     * at least the serving agents, so that it never takes more than the equal share it would take
+     * without a manager. Without a manager: {@code serving}.
+     */
+    int drainShares(int serving) {
+        NodeAgent a = agent;
+        return a == null ? Math.max(1, serving) : drainShares(serving, a.drainingAgents(), a.drainBacklogCounted());
+    }
+
+    /** {@link #drainShares(int)} given the manager's count of {@code draining} agents and whether it {@code counted} this one. */
+    static int drainShares(int serving, int draining, boolean counted) {
+        return counted ? Math.max(1, draining) : Math.max(Math.max(1, serving), draining + 1);
     }
 
     /** Completes at the first lease (at once for an agent that is not registered). */

@@ -25,7 +25,7 @@ import java.util.Optional;
  * capacity = "64GiB"           # most bytes of chunk copies held
  * min-free = "1GiB"            # never fill the disk past this much free space
  * drain-bandwidth = "512MiB"   # bytes per second this agent drains to L3
- * drain-budget = "2GiB"        # optional: bytes per second all the cluster's agents drain together (an equal share each)
+ * drain-budget = "2GiB"        # optional: bytes per second all the cluster's agents drain together (an equal share for each agent draining)
  * prefetch-bandwidth = "256MiB" # bytes per second this agent reads from L3 for prefetch hints (0: unlimited)
  * drain-interval = "100ms"     # how often the drain looks for work (a client's sync wakes it at once)
  * forward-timeout = "5s"       # one attempt to forward an update to another holder
@@ -102,15 +102,15 @@ public record L2AgentConfig(NodeId nodeId, List<InetSocketAddress> mgmtd, InetSo
     }
 
     /**
-     * The drain rate of this agent when {@code serving} agents of the cluster drain: its own
+     * The drain rate of this agent when {@code sharing} agents of the cluster drain: its own
      * {@code drain-bandwidth}, or less, its equal share of {@code drain-budget} (at least 64 KiB/s).
      */
-    public long drainRate(int serving) {
+    public long drainRate(int sharing) {
         long own = drainBandwidth.bytes();
         if (drainBudget.bytes() == 0) {
             return own;
         }
-        return Math.min(own, Math.max(64 * 1024, drainBudget.bytes() / Math.max(1, serving)));
+        return Math.min(own, Math.max(64 * 1024, drainBudget.bytes() / Math.max(1, sharing)));
     }
 
     /** The same settings with the disk scheduler's shares {@code q}. */

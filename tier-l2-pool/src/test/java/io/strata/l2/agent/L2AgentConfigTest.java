@@ -70,4 +70,15 @@ class L2AgentConfigTest {
         assertThatThrownBy(() -> read("drain-budget = \"32KiB\"")).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("l2.drain-budget").hasMessageContaining("0 (none) or at least 64KiB");
     }
+
+    @Test
+    void theBudgetIsSharedByTheAgentsTheManagerCountsAsDraining() {
+        // 10 agents serve; the manager counted this one and one other: half each, the idle 8 take none
+        assertThat(L2Agent.drainShares(10, 2, true)).isEqualTo(2);
+        assertThat(L2Agent.drainShares(10, 1, true)).as("draining alone").isEqualTo(1);
+        // not counted yet (it has only begun to drain): never more than the equal share among the serving
+        assertThat(L2Agent.drainShares(10, 1, false)).isEqualTo(10);
+        assertThat(L2Agent.drainShares(3, 5, false)).as("more counted than serving a moment ago").isEqualTo(6);
+        assertThat(L2Agent.drainShares(0, 0, false)).isEqualTo(1);
+    }
 }
