@@ -187,8 +187,9 @@ final class FuseOps {
      * The handle each path this mount just created is open in, for the attribute timeout (null
      * when it is 0), until the handle publishes or closes: the kernel asks for the new file's
      * attributes by path as the open completes (its permission check), and the create's answer
-     * with the handle's length is that answer, without a {@code Lookup}. This mount's changes
-     * drop the entries they touch.
+     * with the handle's length is that answer, without a {@code Lookup}. Like {@link #fileAttrs}:
+     * another client's change shows in a stat up to the timeout later, never for strict files
+     * (not kept), and this mount's changes drop the entries they touch.
      */
     private final Cache<String, Long> createdFiles;
 
@@ -839,6 +840,7 @@ final class FuseOps {
         long before = changes.get();
         InodeId[] made = new InodeId[1];
         long[] madeFh = new long[1];
+        boolean[] keepable = new boolean[1];
         int r = dirChange("create", path, () -> {
             Set<OpenFlag> of = EnumSet.of(OpenFlag.CREATE, OpenFlag.WRITE);
             if ((flags & O_ACCMODE) != O_WRONLY) {
@@ -855,6 +857,7 @@ final class FuseOps {
             justCreated.add(fh);
             made[0] = h.inode();
             madeFh[0] = fh;
+            keepable[0] = h.policy().consistency() != Consistency.STRICT; // a strict file's stat always asks
             return CompletableFuture.completedFuture(parentOf(path, h.dirAtCreate().orElse(null)));
         });
         if (r == 0 && made[0] != null && knownFiles != null && path != null) {
@@ -863,7 +866,7 @@ final class FuseOps {
             // walking the path
             keepUnlessCrossed(knownFiles, new Known(w.uid(), path), made[0], changes, before + 1);
         }
-        if (r == 0 && made[0] != null && createdFiles != null && path != null) {
+        if (r == 0 && made[0] != null && createdFiles != null && path != null && keepable[0]) {
             keepUnlessCrossed(createdFiles, path, madeFh[0], changes, before + 1);
         }
         return r;

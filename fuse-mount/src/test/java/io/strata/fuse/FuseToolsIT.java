@@ -336,6 +336,13 @@ class FuseToolsIT {
                 w.write(3, new byte[] {4}, 0, 1);
             }
             assertThat(Files.size(s.resolve("h"))).as("another client's close, in a stat of a strict file").isEqualTo(4);
+            // nor the answer to this mount's create of a strict file, while it holds it open
+            try (FileChannel ch = FileChannel.open(s.resolve("n"), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                assertThat(Files.size(s.resolve("n"))).isZero();
+                other.chmod("/dattr/strict/n", 0600);
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(s.resolve("n"))))
+                        .as("another client's chmod of a strict file this mount just created").isEqualTo("rw-------");
+            }
         }
     }
 
