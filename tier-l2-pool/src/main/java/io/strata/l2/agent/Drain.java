@@ -332,8 +332,8 @@ final class Drain implements AutoCloseable {
             }
             // queued in the order copies were staged, so the oldest drain first; each takes its bytes
             // from the budget as it starts, at the rate of that moment
-            passBytes.addAndGet(Math.max(1, c.length()));
             long bytes = Math.max(1, c.length());
+            passBytes.addAndGet(bytes);
             drains.add(CompletableFuture.runAsync(() -> drainChunk(k, holders, bytes), pool));
             did = true;
         }
