@@ -193,7 +193,7 @@ class NodeAgentTest {
         // what each agent learns at its lease answers: the draining agents the manager counts, and
         // whether its own heartbeat was counted among them
         java.util.function.Supplier<List<String>> seen = () -> agents.stream()
-                .map(a -> a.drainingAgents() + (a.drainBacklogCounted() ? "+me" : "")).toList();
+                .map(a -> a.drainCount().draining() + (a.drainCount().counted() ? "+me" : "")).toList();
         Eventually.await("nobody drains", T, () -> seen.get().equals(List.of("0", "0", "0")));
         backlogs.get(0).set(64 << 20);
         Eventually.await("11 drains alone: " + seen.get(), T, () -> seen.get().equals(List.of("1+me", "1", "1")));

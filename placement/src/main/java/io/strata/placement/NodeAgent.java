@@ -67,10 +67,9 @@ public final class NodeAgent implements AutoCloseable {
     private final Supplier<List<TargetSpace>> space;
     /** What an L2 agent reports it is draining, in bytes, read at each heartbeat (0 for other nodes). */
     private volatile java.util.function.LongSupplier drainBacklog = () -> 0;
-    /** The draining agents the manager counted in its last lease answer. */
-    private volatile int drainingAgents;
-    /** Whether the heartbeat that answer acknowledged reported a backlog (so the count includes this node). */
-    private volatile boolean backlogCounted;
+    /** What the manager's last two lease answers said of the agents draining (the last first). */
+    private volatile DrainCount drainCount = DrainCount.NONE;
+    private volatile DrainCount previousDrainCount = DrainCount.NONE;
     private final Map<TargetId, LocalState> local = new ConcurrentHashMap<>();
     private final Map<TargetId, Long> syncedAt = new ConcurrentHashMap<>();
     private final Map<TargetId, Boolean> failed = new ConcurrentHashMap<>();
@@ -133,16 +132,22 @@ public final class NodeAgent implements AutoCloseable {
     }
 
     /**
-     * The serving L2 agents with a drain backlog, as the manager counted them at its last lease
-     * answer (this one included when {@link #drainBacklogCounted()}).
+     * What a lease answer says of the L2 agents' drains: how many serving agents reported a
+     * backlog ({@code draining}), and whether this one was among them ({@code counted}: the
+     * heartbeat it answered reported one).
      */
-    public int drainingAgents() {
-        return drainingAgents;
+    public record DrainCount(int draining, boolean counted) {
+        static final DrainCount NONE = new DrainCount(0, false);
     }
 
-    /** Whether the heartbeat the manager's last lease answer acknowledged reported a drain backlog. */
-    public boolean drainBacklogCounted() {
-        return backlogCounted;
+    /** What the manager's last lease answer said of the agents draining. */
+    public DrainCount drainCount() {
+        return drainCount;
+    }
+
+    /** What the lease answer before the last said (none before two answers). */
+    public DrainCount previousDrainCount() {
+        return previousDrainCount;
     }
 
     /** Completes when the first lease is granted. */
@@ -337,8 +342,8 @@ public final class NodeAgent implements AutoCloseable {
     }
 
     private void granted(LeaseGranted g, long sentNanos, long backlogSent) {
-        drainingAgents = g.drainingAgents();
-        backlogCounted = backlogSent > 0;
+        previousDrainCount = drainCount;
+        drainCount = new DrainCount(g.drainingAgents(), backlogSent > 0);
         leaseNanos = TimeUnit.MILLISECONDS.toNanos(g.leaseMillis());
         heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(g.heartbeatMillis());
         if (sentNanos - lastAckSentNanos > 0 || fenced) {

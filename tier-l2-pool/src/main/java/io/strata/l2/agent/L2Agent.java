@@ -244,19 +244,28 @@ public final class L2Agent implements AutoCloseable {
 
     /**
      * How many agents share the cluster's drain budget if this one drains now, {@code serving}
-     * agents serving in routing: those with a backlog as the manager counted them, once the
-     * manager counts this one; before (it has only begun to drain, the others may not know yet),
-     * at least the serving agents, so that it never takes more than the equal share it would take
-     * without a manager. Without a manager: {@code serving}.
+     * agents serving in routing ({@link #drainShares(int, NodeAgent.DrainCount, NodeAgent.DrainCount)});
+     * without a manager, {@code serving}.
      */
     int drainShares(int serving) {
         NodeAgent a = agent;
-        return a == null ? Math.max(1, serving) : drainShares(serving, a.drainingAgents(), a.drainBacklogCounted());
+        return a == null ? Math.max(1, serving) : drainShares(serving, a.drainCount(), a.previousDrainCount());
     }
 
-    /** {@link #drainShares(int)} given the manager's count of {@code draining} agents and whether it {@code counted} this one. */
-    static int drainShares(int serving, int draining, boolean counted) {
-        return counted ? Math.max(1, draining) : Math.max(Math.max(1, serving), draining + 1);
+    /**
+     * The agents sharing the drain budget after the manager's lease answers {@code last} and
+     * {@code before}: from each, the agents it counts as draining when it counted this one too,
+     * else (this one has only begun to drain, the others may not know yet) at least the serving
+     * agents, so that it never takes more than the equal share it would take without a manager;
+     * the larger of the two. So a share grows only once two answers agree (two agents that begin
+     * together do not each find themselves counted alone), and shrinks at once.
+     */
+    static int drainShares(int serving, NodeAgent.DrainCount last, NodeAgent.DrainCount before) {
+        return Math.max(sharing(serving, last), sharing(serving, before));
+    }
+
+    private static int sharing(int serving, NodeAgent.DrainCount c) {
+        return c.counted() ? Math.max(1, c.draining()) : Math.max(Math.max(1, serving), c.draining() + 1);
     }
 
     /** Completes at the first lease (at once for an agent that is not registered). */

@@ -8,6 +8,7 @@ import io.strata.config.ConfigNode;
 import io.strata.core.DataSize;
 import io.strata.core.qos.QosShares;
 import io.strata.core.tier.QosClass;
+import io.strata.placement.NodeAgent;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
@@ -73,12 +74,26 @@ class L2AgentConfigTest {
 
     @Test
     void theBudgetIsSharedByTheAgentsTheManagerCountsAsDraining() {
-        // 10 agents serve; the manager counted this one and one other: half each, the idle 8 take none
-        assertThat(L2Agent.drainShares(10, 2, true)).isEqualTo(2);
-        assertThat(L2Agent.drainShares(10, 1, true)).as("draining alone").isEqualTo(1);
+        // 10 agents serve; two answers in a row counted this one and one other: half each, the idle 8 take none
+        assertThat(L2Agent.drainShares(10, counted(2), counted(2))).isEqualTo(2);
+        assertThat(L2Agent.drainShares(10, counted(1), counted(1))).as("draining alone").isEqualTo(1);
         // not counted yet (it has only begun to drain): never more than the equal share among the serving
-        assertThat(L2Agent.drainShares(10, 1, false)).isEqualTo(10);
-        assertThat(L2Agent.drainShares(3, 5, false)).as("more counted than serving a moment ago").isEqualTo(6);
-        assertThat(L2Agent.drainShares(0, 0, false)).isEqualTo(1);
+        assertThat(L2Agent.drainShares(10, notCounted(1), notCounted(1))).isEqualTo(10);
+        assertThat(L2Agent.drainShares(3, notCounted(5), notCounted(5))).as("more counted than serving a moment ago").isEqualTo(6);
+        assertThat(L2Agent.drainShares(0, notCounted(0), notCounted(0))).isEqualTo(1);
+        // counted alone right after it began: it keeps the serving share until a second answer agrees
+        assertThat(L2Agent.drainShares(2, counted(1), notCounted(0))).isEqualTo(2);
+        assertThat(L2Agent.drainShares(2, counted(2), counted(1))).as("the other one began too: halves at once").isEqualTo(2);
+        // the other one stopped: the whole budget once two answers say so
+        assertThat(L2Agent.drainShares(2, counted(1), counted(2))).isEqualTo(2);
+        assertThat(L2Agent.drainShares(2, counted(1), counted(1))).isEqualTo(1);
+    }
+
+    private static NodeAgent.DrainCount counted(int draining) {
+        return new NodeAgent.DrainCount(draining, true);
+    }
+
+    private static NodeAgent.DrainCount notCounted(int draining) {
+        return new NodeAgent.DrainCount(draining, false);
     }
 }
