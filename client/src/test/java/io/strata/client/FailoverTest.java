@@ -19,6 +19,11 @@ class FailoverTest {
         return cfg.withIoTimeout(Duration.ofSeconds(3)).withAttemptTimeout(Duration.ofSeconds(1));
     }
 
+    /** A client whose L3 tier is wrapped in a {@link CountingTier}, put in {@code l3[0]} (to inject write failures). */
+    private static StrataFileSystem countingClient(TestCluster c, CountingTier[] l3) {
+        return c.client("w", c.config(), t -> l3[0] = new CountingTier(t, c.cluster.storage().clientContext("timer").scheduler()));
+    }
+
     @Test
     void readsAreServedByTheOtherReplicasWhenANodeDies(@TempDir Path dir) {
         try (TestCluster c = TestCluster.start(dir, 61)) {
@@ -82,7 +87,7 @@ class FailoverTest {
     void aWriteOverAFailedOneIsSentAgainAfterItSoTheLaterBytesWin(@TempDir Path dir) {
         CountingTier[] l3 = new CountingTier[1];
         try (TestCluster c = TestCluster.start(dir, 64)) {
-            StrataFileSystem fs = c.client("w", c.config(), t -> l3[0] = new CountingTier(t, c.cluster.storage().clientContext("timer").scheduler()));
+            StrataFileSystem fs = countingClient(c, l3);
             fs.mkdirs("/d");
             byte[] older = FileSystemTest.random(1 << 20, 4);
             byte[] newer = FileSystemTest.random(64 << 10, 5);
@@ -106,7 +111,7 @@ class FailoverTest {
     void aHandleClosingLeavesTheFilesFailedBytesToAnotherHandleThatStillWritesIt(@TempDir Path dir) {
         CountingTier[] l3 = new CountingTier[1];
         try (TestCluster c = TestCluster.start(dir, 65)) {
-            StrataFileSystem fs = c.client("w", c.config(), t -> l3[0] = new CountingTier(t, c.cluster.storage().clientContext("timer").scheduler()));
+            StrataFileSystem fs = countingClient(c, l3);
             fs.mkdirs("/d");
             byte[] data = FileSystemTest.random(1 << 20, 6);
             StrataFile first = fs.create("/d/f"); // a writing handle that writes nothing

@@ -192,6 +192,8 @@ final class FuseOps {
      * (not kept), and this mount's changes drop the entries they touch.
      */
     private final Cache<String, Long> createdFiles;
+    /** The path each handle in {@link #createdFiles} was created at, to drop its entry without a scan. */
+    private final Map<Long, String> createdPathOf = new ConcurrentHashMap<>();
 
     private record Known(long uid, String path) {
     }
@@ -867,6 +869,7 @@ final class FuseOps {
             keepUnlessCrossed(knownFiles, new Known(w.uid(), path), made[0], changes, before + 1);
         }
         if (r == 0 && made[0] != null && createdFiles != null && path != null && keepable[0]) {
+            createdPathOf.put(madeFh[0], path);
             keepUnlessCrossed(createdFiles, path, madeFh[0], changes, before + 1);
         }
         return r;
@@ -946,8 +949,9 @@ final class FuseOps {
 
     /** {@code fh}'s create answer no longer answers for its path ({@link #createdFiles}). */
     private void notJustCreated(long fh) {
-        if (createdFiles != null) {
-            createdFiles.asMap().values().remove(fh);
+        String path = createdPathOf.remove(fh);
+        if (path != null) {
+            createdFiles.asMap().remove(path, fh);
         }
     }
 

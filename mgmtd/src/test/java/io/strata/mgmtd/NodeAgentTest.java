@@ -194,13 +194,22 @@ class NodeAgentTest {
         // whether its own heartbeat was counted among them
         java.util.function.Supplier<List<String>> seen = () -> agents.stream()
                 .map(a -> a.drainCount().draining() + (a.drainCount().counted() ? "+me" : "")).toList();
-        Eventually.await("nobody drains", T, () -> seen.get().equals(List.of("0", "0", "0")));
+        awaitSeen("nobody drains", seen, List.of("0", "0", "0"));
         backlogs.get(0).set(64 << 20);
-        Eventually.await("11 drains alone: " + seen.get(), T, () -> seen.get().equals(List.of("1+me", "1", "1")));
+        awaitSeen("11 drains alone", seen, List.of("1+me", "1", "1"));
         backlogs.get(1).set(1 << 20);
-        Eventually.await("11 and 12 drain: " + seen.get(), T, () -> seen.get().equals(List.of("2+me", "2+me", "2")));
+        awaitSeen("11 and 12 drain", seen, List.of("2+me", "2+me", "2"));
         backlogs.get(0).set(0);
-        Eventually.await("12 drains alone: " + seen.get(), T, () -> seen.get().equals(List.of("1", "1+me", "1")));
+        awaitSeen("12 drains alone", seen, List.of("1", "1+me", "1"));
+    }
+
+    /** Waits for {@code seen} to give {@code expected}; when it does not in time, fails showing what it gives. */
+    private static void awaitSeen(String what, java.util.function.Supplier<List<String>> seen, List<String> expected) {
+        try {
+            Eventually.await(what, T, () -> seen.get().equals(expected));
+        } catch (io.strata.core.StrataException timedOut) {
+            assertThat(seen.get()).as(what).isEqualTo(expected);
+        }
     }
 
     static InetSocketAddress loopback(int port) {

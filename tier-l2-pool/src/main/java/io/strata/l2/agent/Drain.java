@@ -79,6 +79,7 @@ final class Drain implements AutoCloseable {
     /** Passes between two sweeps for copies of deleted files (a few seconds at the default interval). */
     private static final int SWEEP_EVERY = 50;
     private final Object wake = new Object();
+    private final Object rateLock = new Object();
     private volatile long recentBytesPerSecond;
     /** Bytes the running pass took to drain here so far; {@link #lastPassBytes}: what the last pass took. */
     private final AtomicLong passBytes = new AtomicLong();
@@ -209,14 +210,20 @@ final class Drain implements AutoCloseable {
         return agent.drainShares(servingAgents(agent.routing().current()));
     }
 
-    /** Sets the limiter to this agent's rate now: its own, or its share of the cluster's budget. */
+    /**
+     * Sets the limiter to this agent's rate now: its own, or its share of the cluster's budget.
+     * The drain threads call it before each chunk; under its own lock (a pass holds the drain's
+     * monitor while it waits for them), so that a change is logged once.
+     */
     private void updateRate() {
-        int shares = shares();
-        long rate = agent.config().drainRate(shares);
-        if (rate != limiter.rate()) {
-            LOG.info("{}: drain limited to {} bytes/s (drain-bandwidth {}, drain-budget {} shared by {} agent(s))", ctx.name(), rate,
-                    agent.config().drainBandwidth(), agent.config().drainBudget(), shares);
-            limiter.setRate(rate);
+        synchronized (rateLock) {
+            int shares = shares();
+            long rate = agent.config().drainRate(shares);
+            if (rate != limiter.rate()) {
+                LOG.info("{}: drain limited to {} bytes/s (drain-bandwidth {}, drain-budget {} shared by {} agent(s))", ctx.name(), rate,
+                        agent.config().drainBandwidth(), agent.config().drainBudget(), shares);
+                limiter.setRate(rate);
+            }
         }
     }
 
