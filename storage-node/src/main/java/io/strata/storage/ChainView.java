@@ -3,6 +3,8 @@ package io.strata.storage;
 import io.strata.core.Status;
 import io.strata.core.StrataException;
 import io.strata.core.TargetId;
+import io.strata.core.auth.Token;
+import io.strata.core.rpc.Request;
 import io.strata.storage.engine.ChunkEngine;
 import io.strata.protocol.routing.ChainInfo;
 import io.strata.protocol.routing.NodeInfo;
@@ -52,5 +54,32 @@ record ChainView(RoutingInfo routing, ChainInfo chain, TargetId self, ChunkEngin
 
     NodeInfo nodeOf(TargetId t) {
         return routing.nodeOf(t);
+    }
+
+    /** The target before this one on the write path; empty at the head or off the path. */
+    Optional<TargetId> predecessor() {
+        int i = position();
+        return i > 0 ? Optional.of(writePath.get(i - 1)) : Optional.empty();
+    }
+
+    /**
+     * Fails with PERMISSION_DENIED unless {@code req} comes from the node of this target's
+     * predecessor on the write path (when the server authenticates): only it may replicate an
+     * update to this target or copy chunks into it, so another storage node's token cannot make
+     * a replica diverge from its chain.
+     */
+    void requireFromPredecessor(Request<?> req, String what) {
+        Optional<Token> caller = req.caller();
+        if (caller.isEmpty()) {
+            return;
+        }
+        Optional<TargetId> before = predecessor();
+        String allowed = before.map(p -> routing.target(p).node().toString()).orElse(null);
+        if (!caller.get().subject().equals(allowed)) {
+            throw new StrataException(Status.PERMISSION_DENIED, "role " + caller.get().role() + " (subject "
+                    + caller.get().subject() + ") may not send " + what + " to " + self + " in " + chain.id() + " v" + version()
+                    + ": only its predecessor on the write path may ("
+                    + before.map(p -> p + " on " + allowed).orElse("none: it is the head") + ")");
+        }
     }
 }

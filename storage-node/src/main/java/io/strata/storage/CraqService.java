@@ -689,6 +689,7 @@ final class CraqService {
                     throw new StrataException.StaleRouting(view.self() + " is not a successor on the write path of " + a.chain()
                             + " in routing v" + view.routing().version(), view.version());
                 }
+                view.requireFromPredecessor(req, "ForwardUpdate");
                 return locks.withLock(view.self(), a.id(), () -> successorUpdate(view, a, m, owned, deadline, reply));
             }).whenComplete((x, err) -> {
                 owned.release();

@@ -182,6 +182,7 @@ final class ResyncReceiver {
             }
             ByteBuf owned = req.takePayload();
             return node.view(a.chain(), m.chainVersion()).thenCompose(view -> {
+                view.requireFromPredecessor(req, "SyncChunk");
                 if (view.state() != TargetState.SYNCING || !view.isTail()) {
                     throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName()
                             + " in " + a.chain() + " v" + view.version() + ", not syncing");
@@ -223,6 +224,7 @@ final class ResyncReceiver {
     CompletableFuture<Reply> syncDone(Request<SyncDone> req) {
         SyncDone m = req.message();
         return node.gate().serve(() -> node.view(ChainId.of(m.chain()), m.chainVersion()).thenApply(view -> {
+            view.requireFromPredecessor(req, "SyncDone");
             if (view.state() != TargetState.SYNCING) {
                 throw new StrataException(Status.NOT_SERVING, view.self() + " is " + view.state().publicName() + ", not syncing");
             }
