@@ -19,12 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * each I/O: the {@link CacheHints} cache tiers see, the {@link StageHints} the L2 tier sees, and
  * the {@link IoOptions} every tier call gets. strict bypasses client caches; write-back, pin and
  * ttl come from the policy as they are; {@code tiers.l2 = stage} stages the file in L2 with
- * {@value #L2_REPLICAS} copies, and {@code durability = l2} lets fsync and close return once both
- * are on stable storage.
+ * {@code l2.replicas} copies of each chunk, and {@code durability = l2} lets fsync and close
+ * return once all of them are on stable storage.
  */
 record FilePolicy(Policy policy, CacheHints hints, StageHints stage) {
-    /** Copies of each staged chunk in L2. */
-    static final int L2_REPLICAS = 2;
 
     private static final Map<Map<String, String>, FilePolicy> PARSED = new ConcurrentHashMap<>();
 
@@ -58,7 +56,7 @@ record FilePolicy(Policy policy, CacheHints hints, StageHints stage) {
         if (p.l2() != L2Mode.STAGE) {
             return StageHints.NONE;
         }
-        return new StageHints(true, p.durability() == Durability.L2, L2_REPLICAS);
+        return new StageHints(true, p.durability() == Durability.L2, p.l2Replicas());
     }
 
     Consistency consistency() {

@@ -140,7 +140,12 @@ final class L2Cluster implements AutoCloseable {
     }
 
     static IoOptions staged(boolean durableL2) {
-        return new IoOptions(1, QosClass.CHECKPOINT, Duration.ofSeconds(20)).withStage(new StageHints(true, durableL2, 2));
+        return staged(durableL2, 2);
+    }
+
+    /** Staged with {@code replicas} L2 copies of each chunk (policy {@code l2.replicas}). */
+    static IoOptions staged(boolean durableL2, int replicas) {
+        return new IoOptions(1, QosClass.CHECKPOINT, Duration.ofSeconds(20)).withStage(new StageHints(true, durableL2, replicas));
     }
 
     Optional<Staging> staging(InodeAttrs f) {

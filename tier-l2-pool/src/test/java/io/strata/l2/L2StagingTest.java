@@ -134,6 +134,85 @@ class L2StagingTest {
 
     @Seeded
     @Test
+    void aChunkKeepsAsManyL2CopiesAsAskedAndSurvivesLosingAllButOne(long seed, @TempDir Path dir) throws Exception {
+        try (L2Cluster c = L2Cluster.start(dir, seed, 4, a -> a.withDrainBandwidth(DataSize.ofKiB(128)))) {
+            InodeAttrs f = c.newFile();
+            L2Tier t = c.tier();
+            IoOptions io = staged(true, 3);
+            int n = 6;
+            byte[][] data = new byte[n][];
+            for (int i = 0; i < n; i++) {
+                data[i] = bytes(256 * 1024, seed + i);
+                write(t, chunk(f, i), 0, data[i], io);
+            }
+            Futures.join(t.flushAsync(f.id(), io), T);
+            Staging s = c.staging(f).orElseThrow();
+            assertThat(s.replicas()).isEqualTo(3);
+            for (int i = 0; i < n; i++) {
+                assertThat(Holders.of(s, i)).as("holders of chunk %d", i).hasSize(3).doesNotHaveDuplicates();
+            }
+            assertThat(c.ctx.meters().find("strata.l2.client.fsync.short.of.copies").counter().count())
+                    .as("every chunk has its three copies: the fsync returned at L2").isZero();
+            // an agent drains its first chunk at once, then one per 2 s: a chunk second in its drainer's
+            // line is not in L3 yet when two of its three holders die
+            int victim = secondOfItsDrainer(s, n);
+            List<Integer> holders = Holders.of(s, victim);
+            c.kill(holders.get(0));
+            c.kill(holders.get(1));
+
+            awaitDurable(c, f, Duration.ofSeconds(60));
+            for (int i = 0; i < n; i++) {
+                assertThat(c.inL3(chunk(f, i))).as("chunk %d (holders %s) in L3", i, Holders.of(s, i)).isEqualTo(data[i]);
+            }
+
+            InodeAttrs one = c.newFile();
+            IoOptions single = staged(false, 1);
+            write(t, chunk(one, 0), 0, data[0], single);
+            Futures.join(t.flushAsync(one.id(), single), T);
+            assertThat(Holders.of(c.staging(one).orElseThrow(), 0)).as("l2.replicas = 1").hasSize(1);
+            assertThat(c.inL3(chunk(one, 0))).isEqualTo(data[0]);
+        }
+    }
+
+    /** A chunk below {@code n} whose first holder (its drainer) holds a lower chunk first. */
+    private static int secondOfItsDrainer(Staging s, int n) {
+        for (int j = 1; j < n; j++) {
+            int drainer = Holders.of(s, j).get(0);
+            for (int i = 0; i < j; i++) {
+                if (Holders.of(s, i).get(0) == drainer) {
+                    return j;
+                }
+            }
+        }
+        throw new AssertionError("no two of " + n + " chunks share a drainer among 4 agents");
+    }
+
+    @Seeded
+    @Test
+    void withFewerAgentsServingThanCopiesAskedAnL2FsyncWaitsForL3(long seed, @TempDir Path dir) throws Exception {
+        try (L2Cluster c = L2Cluster.start(dir, seed, 2, a -> a.withDrainBandwidth(DataSize.ofKiB(128)))) {
+            InodeAttrs f = c.newFile();
+            L2Tier t = c.tier();
+            IoOptions io = staged(true, 3);
+            byte[][] data = new byte[3][];
+            for (int i = 0; i < data.length; i++) {
+                data[i] = bytes(256 * 1024, seed + i);
+                write(t, chunk(f, i), 0, data[i], io);
+            }
+            Futures.join(t.flushAsync(f.id(), io), T);
+            Staging s = c.staging(f).orElseThrow();
+            assertThat(Holders.of(s, 0)).as("two agents serve: two copies of three").hasSize(2);
+            assertThat(s.state()).as("two copies are less than durability = l2 with l2.replicas = 3 promises: the fsync waited for L3")
+                    .isEqualTo(Staging.State.DURABLE);
+            for (int i = 0; i < data.length; i++) {
+                assertThat(c.inL3(chunk(f, i))).as("chunk %d", i).isEqualTo(data[i]);
+            }
+            assertThat(c.ctx.meters().find("strata.l2.client.fsync.short.of.copies").counter().count()).isEqualTo(1.0);
+        }
+    }
+
+    @Seeded
+    @Test
     void anAgentKilledWhileAFileIsWrittenLosesNoAcknowledgedByte(long seed, @TempDir Path dir) throws Exception {
         try (L2Cluster c = L2Cluster.start(dir, seed, 3)) {
             InodeAttrs f = c.newFile();

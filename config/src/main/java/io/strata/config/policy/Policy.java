@@ -22,8 +22,8 @@ import java.util.Optional;
  * @param writeBackMaxAge   flush absorbed writes at the latest after this long
  * @param writeBackMaxBytes flush when this many bytes are absorbed for a file
  * @param qos               scheduling class on every tier
- * @param ttl               retention in L1/L2 after last use (empty: until evicted)
- * @param pin               never evicted from L1/L2 while set
+ * @param ttl               retention in L1 after last use (empty: until evicted)
+ * @param pin               never evicted from the L1 NVMe tier while set
  * @param profile           the preset this directory takes ({@link Profile}); {@code checkpoint}
  *                          where it is set makes the directory a checkpoint root
  * @param keepLast          checkpoint retention: the newest committed generations kept
@@ -31,19 +31,20 @@ import java.util.Optional;
  * @param grace             checkpoint collection: how long an uncommitted generation with no writer stays
  * @param minAck            fewest L3 replicas that store a write before it is acknowledged: 1..5; a value above
  *                          {@code replicas} means every replica (the default 2 with {@code replicas = 1} is 1)
+ * @param l2Replicas        copies of each chunk a file staged in L2 keeps, on distinct agents: 1..5
  */
 public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean l1, L2Mode l2,
                      Durability durability, Consistency consistency, boolean writeBack,
                      Duration writeBackMaxAge, DataSize writeBackMaxBytes, QosClass qos,
                      Optional<Duration> ttl, boolean pin, Profile profile, int keepLast, int keepEvery, Duration grace,
-                     int minAck) {
+                     int minAck, int l2Replicas) {
 
     public static final int MAX_STRIPE_WIDTH = io.strata.core.tier.FileChunks.MAX_STRIPE_WIDTH;
 
     /** The root's policy when nobody set one. */
     public static final Policy DEFAULT = new Policy(DataSize.ofMiB(1), 4, 3, true, L2Mode.PREFETCH, Durability.L3,
             Consistency.CLOSE_TO_OPEN, false, Duration.ofSeconds(5), DataSize.ofMiB(4), QosClass.INTERACTIVE,
-            Optional.empty(), false, Profile.NONE, 3, 0, Duration.ofHours(1), io.strata.core.tier.IoOptions.DEFAULT_MIN_ACK);
+            Optional.empty(), false, Profile.NONE, 3, 0, Duration.ofHours(1), io.strata.core.tier.IoOptions.DEFAULT_MIN_ACK, 2);
 
     public Policy {
         PolicyField.STRIPE_CHUNK_SIZE.check(chunkSize);
@@ -56,6 +57,7 @@ public record Policy(DataSize chunkSize, int stripeWidth, int replicas, boolean 
         PolicyField.CHECKPOINT_KEEP_EVERY.check(keepEvery);
         PolicyField.CHECKPOINT_GRACE.check(grace);
         PolicyField.REPLICAS_MIN_ACK.check(minAck);
+        PolicyField.L2_REPLICAS.check(l2Replicas);
         if (durability == Durability.L2 && l2 != L2Mode.STAGE) {
             throw new PolicyException("durability", "durability = l2 needs tiers.l2 = stage (got tiers.l2 = " + l2.policyName() + ")");
         }

@@ -18,14 +18,15 @@ public enum PolicyField {
     REPLICAS_MIN_ACK("replicas.min-ack", "fewest L3 replicas that store a write before it is acknowledged: 1..5 (capped at replicas)"),
     TIERS_L1("tiers.l1", "use the client's L1 cache: on | off"),
     TIERS_L2("tiers.l2", "use the L2 pool: off | stage | prefetch"),
+    L2_REPLICAS("l2.replicas", "copies of each staged chunk in the L2 pool, on distinct agents: 1..5"),
     DURABILITY("durability", "where fsync/close waits: l3 | l2"),
     CONSISTENCY("consistency", "strict | close-to-open | immutable"),
     WRITE_BACK("write-back", "L1 absorbs small writes: on | off"),
     WRITE_BACK_MAX_AGE("write-back.max-age", "flush absorbed writes after: 10ms..1h"),
     WRITE_BACK_MAX_BYTES("write-back.max-bytes", "flush when a file has absorbed: 4KiB..1GiB"),
     QOS("qos", "interactive | training-read | checkpoint | background"),
-    TTL("ttl", "L1/L2 retention after last use: a duration, or none"),
-    PIN("pin", "keep in L1/L2 regardless of eviction: on | off"),
+    TTL("ttl", "L1 retention after last use: a duration, or none"),
+    PIN("pin", "keep in the L1 NVMe tier regardless of eviction: on | off"),
     PROFILE("profile", "none | checkpoint (this directory becomes a checkpoint root: tiers.l2=stage durability=l2 stripe.width=16 qos=checkpoint)"),
     CHECKPOINT_KEEP_LAST("checkpoint.keep-last", "newest committed generations a checkpoint root keeps: 1..100000"),
     CHECKPOINT_KEEP_EVERY("checkpoint.keep-every", "also keep every K-th committed generation: 0 (off)..1000000"),
@@ -79,6 +80,7 @@ public enum PolicyField {
             case REPLICAS_MIN_ACK -> p.minAck();
             case TIERS_L1 -> p.l1();
             case TIERS_L2 -> p.l2();
+            case L2_REPLICAS -> p.l2Replicas();
             case DURABILITY -> p.durability();
             case CONSISTENCY -> p.consistency();
             case WRITE_BACK -> p.writeBack();
@@ -102,7 +104,8 @@ public enum PolicyField {
                 (Consistency) v.get(CONSISTENCY), (Boolean) v.get(WRITE_BACK), (Duration) v.get(WRITE_BACK_MAX_AGE),
                 (DataSize) v.get(WRITE_BACK_MAX_BYTES), (QosClass) v.get(QOS), (Optional<Duration>) v.get(TTL),
                 (Boolean) v.get(PIN), (Profile) v.get(PROFILE), (Integer) v.get(CHECKPOINT_KEEP_LAST),
-                (Integer) v.get(CHECKPOINT_KEEP_EVERY), (Duration) v.get(CHECKPOINT_GRACE), (Integer) v.get(REPLICAS_MIN_ACK));
+                (Integer) v.get(CHECKPOINT_KEEP_EVERY), (Duration) v.get(CHECKPOINT_GRACE), (Integer) v.get(REPLICAS_MIN_ACK),
+                (Integer) v.get(L2_REPLICAS));
     }
 
     Object parse(String raw) {
@@ -113,7 +116,7 @@ public enum PolicyField {
         try {
             Object v = switch (this) {
                 case STRIPE_CHUNK_SIZE, WRITE_BACK_MAX_BYTES -> DataSize.parse(s);
-                case STRIPE_WIDTH, REPLICAS, REPLICAS_MIN_ACK, CHECKPOINT_KEEP_LAST, CHECKPOINT_KEEP_EVERY -> Integer.parseInt(s);
+                case STRIPE_WIDTH, REPLICAS, REPLICAS_MIN_ACK, L2_REPLICAS, CHECKPOINT_KEEP_LAST, CHECKPOINT_KEEP_EVERY -> Integer.parseInt(s);
                 case PROFILE -> enumOf(Profile.class, s);
                 case CHECKPOINT_GRACE -> Durations.parse(s);
                 case TIERS_L1, WRITE_BACK, PIN -> onOff(s);
@@ -147,7 +150,7 @@ public enum PolicyField {
                 }
             }
             case STRIPE_WIDTH -> range((Integer) v, 1, Policy.MAX_STRIPE_WIDTH);
-            case REPLICAS, REPLICAS_MIN_ACK -> range((Integer) v, 1, 5);
+            case REPLICAS, REPLICAS_MIN_ACK, L2_REPLICAS -> range((Integer) v, 1, 5);
             case CHECKPOINT_KEEP_LAST -> range((Integer) v, 1, 100_000);
             case CHECKPOINT_KEEP_EVERY -> range((Integer) v, 0, 1_000_000);
             case CHECKPOINT_GRACE -> {

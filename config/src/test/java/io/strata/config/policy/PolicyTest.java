@@ -55,6 +55,18 @@ class PolicyTest {
         assertThatThrownBy(() -> set("colour=blue")).hasMessageContaining("unknown policy field");
         assertThatThrownBy(() -> set("replicas")).hasMessageContaining("expected key=value");
         assertThatThrownBy(() -> set("write-back.max-age=2h")).hasMessageContaining("between 10ms and 1h");
+        assertThatThrownBy(() -> set("l2.replicas=0")).hasMessage("l2.replicas: must be between 1 and 5, got 0");
+        assertThatThrownBy(() -> set("l2.replicas=6")).hasMessage("l2.replicas: must be between 1 and 5, got 6");
+    }
+
+    @Test
+    void l2CopiesDefaultToTwoAndAreInherited() {
+        assertThat(Policy.DEFAULT.l2Replicas()).isEqualTo(2);
+        var eff = PolicyResolver.resolve(Policy.DEFAULT, List.of(
+                new PolicyResolver.Level("/ckpt", set("tiers.l2=stage", "l2.replicas=3")),
+                new PolicyResolver.Level("/ckpt/run7", set("durability=l2"))));
+        assertThat(eff.policy().l2Replicas()).isEqualTo(3);
+        assertThat(PolicyField.L2_REPLICAS.get(eff.policy())).isEqualTo("3");
     }
 
     @Test

@@ -101,6 +101,7 @@ public final class L2Tier implements Tier, StagingControl {
             .executor(Runnable::run).build();
     private final Counter writeThrough;
     private final Counter moved;
+    private final Counter shortOfCopies;
     private final Counter cachedHit;
     private final Counter cachedMiss;
 
@@ -122,6 +123,8 @@ public final class L2Tier implements Tier, StagingControl {
         final boolean through;
         int inflight;
         boolean retired;
+        /** Whether this client logged that a chunk of the file has too few L2 copies for durability = l2. */
+        volatile boolean warnedShort;
 
         Staged(InodeId inode, CompletableFuture<Staging> opened, boolean through) {
             this.inode = inode;
@@ -155,6 +158,9 @@ public final class L2Tier implements Tier, StagingControl {
                 .description("first writes of a staged chunk no L2 agent could take, written to L3 instead").register(ctx.meters());
         this.moved = Counter.builder("strata.l2.client.moved")
                 .description("staged chunks moved to other agents because a holder was down or full").register(ctx.meters());
+        this.shortOfCopies = Counter.builder("strata.l2.client.fsync.short.of.copies")
+                .description("fsyncs and closes under durability = l2 that waited for L3 because a staged chunk had fewer L2 copies"
+                        + " than the file's l2.replicas (too few agents serving, or a holder lost)").register(ctx.meters());
         this.cachedHit = Counter.builder("strata.l2.client.cached.hit")
                 .description("reads of a file's prefetched chunks served by an L2 agent").register(ctx.meters());
         this.cachedMiss = Counter.builder("strata.l2.client.cached.miss")
@@ -431,10 +437,20 @@ public final class L2Tier implements Tier, StagingControl {
         return CompletableFuture.allOf(syncs.toArray(CompletableFuture[]::new)).thenCompose(v -> {
             boolean allSynced = syncs.stream().allMatch(CompletableFuture::join);
             return publish(st).thenCompose(x -> {
-                if (io.stage().durableL2() && allSynced) {
-                    return CompletableFuture.<Void>completedFuture(null);
-                }
                 Staging s = st.record;
+                if (io.stage().durableL2() && allSynced) {
+                    int shortIndex = shortChunk(s);
+                    if (shortIndex < 0) {
+                        return CompletableFuture.<Void>completedFuture(null);
+                    }
+                    shortOfCopies.increment();
+                    if (!st.warnedShort) {
+                        st.warnedShort = true;
+                        LOG.info("{}: chunk {} of {} has {} of its {} L2 copies (agents serving: {}); its fsyncs wait until"
+                                + " the drain makes it durable in L3", ctx.name(), shortIndex, inode, Holders.of(s, shortIndex).size(),
+                                s.replicas(), Holders.candidates(routing.current()).size());
+                    }
+                }
                 if (allThrough(s)) {
                     // L3 acknowledged every chunk's write, as it acknowledges a drain's
                     return meta.drainReportAsync(Caller.ROOT, inode, s.epoch(), s.publishVersion(), true, newRequest())
@@ -465,6 +481,23 @@ public final class L2Tier implements Tier, StagingControl {
             }
             records.invalidate(st.inode);
         });
+    }
+
+    /**
+     * A chunk the record lists as written that L2 holds in fewer copies than the record's
+     * replicas (the pool had fewer agents than that, or a holder failed and too few were left to
+     * take its place); -1 when there is none. Chunks written through to L3 are not short.
+     */
+    private static int shortChunk(Staging s) {
+        for (Staging.Range range : s.written()) {
+            for (long i = range.first(); i <= range.last(); i++) {
+                int n = Holders.of(s, (int) i).size();
+                if (n > 0 && n < s.replicas()) {
+                    return (int) i;
+                }
+            }
+        }
+        return -1;
     }
 
     /** Whether every chunk the record lists as written went through to L3 (none is held in L2). */
