@@ -23,7 +23,8 @@ import picocli.CommandLine.Option;
  * {@code strata stats}: a live view of a cluster, one line per interval, from the daemons'
  * Prometheus pages: what the mount and clients do (FUSE requests, metadata operations), how the
  * L1 serves them (hit ratio, bytes from memory and NVMe), what reaches the storage nodes (L3
- * bytes read and written, read latency), the L2 drain, and RPC calls. Every figure is a rate
+ * bytes read and written, read latency), the L2 agents (bytes staged, served to readers,
+ * drained to L3), and RPC calls with their mean latency. Every figure is a rate
  * over the last interval, summed over the daemons. Counters only: levels (cache sizes, the drain
  * backlog) are on {@code strata admin l2} and the metrics pages.
  */
@@ -31,8 +32,8 @@ import picocli.CommandLine.Option;
         description = {"A live view of the cluster: one line per second of ops, bytes and hit ratios per tier.", "",
                 "Reads every daemon's Prometheus page (a `strata up` cluster: all of its daemons; else --endpoint) each "
                         + "interval and prints the rates: FUSE ops and their mean latency, metadata ops, the L1 hit ratio and "
-                        + "MB/s from memory and NVMe, L3 MB/s read and written with the mean read latency, the L2 drain, "
-                        + "RPC calls. --json prints one JSON object per line instead."},
+                        + "MB/s from memory and NVMe, L3 MB/s read and written with the mean read latency, L2 MB/s staged, "
+                        + "read and drained, RPC calls and their mean latency. --json prints one JSON object per line instead."},
         footerHeading = "%nExamples:%n",
         footer = {"  strata stats                          the local cluster, until Ctrl-C",
                 "  strata stats --count 10 --json        ten lines for a script",
@@ -58,7 +59,8 @@ final class StatsCommand implements Callable<Integer> {
 
     /** The columns, each a rate (or ratio) over one interval of the summed counters. */
     record Line(double fuseOps, double fuseMs, double metaOps, double l1HitPercent, double l1MemMBps, double l1NvmeMBps,
-                double l3ReadMBps, double l3WriteMBps, double l3ReadMs, double l2DrainMBps, double rpcCalls) {
+                double l3ReadMBps, double l3WriteMBps, double l3ReadMs, double l2StageMBps, double l2ReadMBps, double l2DrainMBps,
+                double rpcCalls, double rpcMs) {
     }
 
     @Override
@@ -144,6 +146,8 @@ final class StatsCommand implements Callable<Integer> {
         double below = delta(a, b, "strata.l1.hits", "tier=below");
         double reads = delta(a, b, "strata.storage.latency.count", "op=read");
         double readSec = delta(a, b, "strata.storage.latency.seconds", "op=read");
+        double rpcs = delta(a, b, "strata.rpc.calls.count");
+        double rpcSec = delta(a, b, "strata.rpc.calls.seconds");
         return new Line(fuse / seconds, fuse == 0 ? 0 : 1000 * fuseSec / fuse, delta(a, b, "strata.meta.ops.count") / seconds,
                 mem + nvme + below == 0 ? Double.NaN : 100 * (mem + nvme) / (mem + nvme + below),
                 delta(a, b, "strata.l1.read.bytes", "tier=memory") / seconds / 1e6,
@@ -151,21 +155,25 @@ final class StatsCommand implements Callable<Integer> {
                 delta(a, b, "strata.storage.bytes", "op=read") / seconds / 1e6,
                 delta(a, b, "strata.storage.bytes", "op=write") / seconds / 1e6,
                 reads == 0 ? 0 : 1000 * readSec / reads,
+                delta(a, b, "strata.l2.staged.bytes") / seconds / 1e6,
+                delta(a, b, "strata.l2.read.bytes") / seconds / 1e6,
                 delta(a, b, "strata.l2.drained.bytes") / seconds / 1e6,
-                delta(a, b, "strata.rpc.calls.count") / seconds);
+                rpcs / seconds, rpcs == 0 ? 0 : 1000 * rpcSec / rpcs);
     }
 
     static String header() {
-        return String.format(Locale.ROOT, "%-8s | %8s %7s | %8s | %6s %8s %8s | %8s %8s %7s | %8s | %8s",
+        return String.format(Locale.ROOT, "%-8s | %8s %7s | %8s | %6s %8s %8s | %8s %8s %7s | %8s %8s %8s | %8s %7s",
                 "time", "fuse op/s", "ms", "meta op/s", "L1 hit", "mem MB/s", "nvme MB/s", "L3 rd MB/s", "wr MB/s", "rd ms",
-                "L2 drain", "rpc/s");
+                "L2 wr MB/s", "rd MB/s", "drain", "rpc/s", "ms");
     }
 
     static String format(Line l) {
-        return String.format(Locale.ROOT, "%-8s | %9.0f %7.2f | %9.0f | %5s%% %8.1f %9.1f | %10.1f %8.1f %7.2f | %8.1f | %8.0f",
+        return String.format(Locale.ROOT,
+                "%-8s | %9.0f %7.2f | %9.0f | %5s%% %8.1f %9.1f | %10.1f %8.1f %7.2f | %10.1f %8.1f %8.1f | %8.0f %7.2f",
                 LocalTime.now().format(TIME), l.fuseOps(), l.fuseMs(), l.metaOps(),
                 Double.isNaN(l.l1HitPercent()) ? "  -" : String.format(Locale.ROOT, "%.0f", l.l1HitPercent()),
-                l.l1MemMBps(), l.l1NvmeMBps(), l.l3ReadMBps(), l.l3WriteMBps(), l.l3ReadMs(), l.l2DrainMBps(), l.rpcCalls());
+                l.l1MemMBps(), l.l1NvmeMBps(), l.l3ReadMBps(), l.l3WriteMBps(), l.l3ReadMs(), l.l2StageMBps(), l.l2ReadMBps(),
+                l.l2DrainMBps(), l.rpcCalls(), l.rpcMs());
     }
 
     private static String json(Line l) {
@@ -182,8 +190,11 @@ final class StatsCommand implements Callable<Integer> {
         o.put("l3_read_mb_per_s", l.l3ReadMBps());
         o.put("l3_write_mb_per_s", l.l3WriteMBps());
         o.put("l3_read_mean_ms", l.l3ReadMs());
+        o.put("l2_staged_mb_per_s", l.l2StageMBps());
+        o.put("l2_read_mb_per_s", l.l2ReadMBps());
         o.put("l2_drain_mb_per_s", l.l2DrainMBps());
         o.put("rpc_calls_per_s", l.rpcCalls());
+        o.put("rpc_mean_ms", l.rpcMs());
         return o.toString();
     }
 }

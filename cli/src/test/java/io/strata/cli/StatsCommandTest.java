@@ -28,6 +28,9 @@ class StatsCommandTest {
         Counter l3read = Counter.builder("strata.storage.bytes").baseUnit("bytes").tag("op", "read").register(r);
         Counter.builder("strata.storage.bytes").baseUnit("bytes").tag("op", "write").register(r);
         Timer reads = Timer.builder("strata.storage.latency").tag("op", "read").register(r);
+        Counter l2read = Counter.builder("strata.l2.read.bytes").register(r);
+        Counter.builder("strata.l2.staged.bytes").register(r);
+        Timer rpc = Timer.builder("strata.rpc.calls").tag("message", "Lookup").tag("status", "OK").register(r);
         AtomicBoolean stop = new AtomicBoolean();
         try (MetricsEndpoint endpoint = new MetricsEndpoint(new InetSocketAddress("127.0.0.1", 0), r)) {
             Thread load = Thread.ofPlatform().start(() -> {
@@ -36,6 +39,9 @@ class StatsCommandTest {
                     below.increment(1);
                     l3read.increment(10_000_000);
                     reads.record(4, TimeUnit.MILLISECONDS);
+                    l2read.increment(2_000_000);
+                    rpc.record(250, TimeUnit.MICROSECONDS);
+                    rpc.record(750, TimeUnit.MICROSECONDS);
                     try {
                         Thread.sleep(10);
                     } catch (InterruptedException e) {
@@ -57,9 +63,15 @@ class StatsCommandTest {
                 assertThat(j.get("l3_read_mb_per_s").asDouble()).isGreaterThan(100);
                 assertThat(j.get("l3_write_mb_per_s").asDouble()).isZero();
                 assertThat(j.get("l3_read_mean_ms").asDouble()).isCloseTo(4.0, org.assertj.core.data.Offset.offset(0.5));
+                assertThat(j.get("l2_read_mb_per_s").asDouble()).as("a fifth of the L3 rate").isCloseTo(j.get("l3_read_mb_per_s").asDouble() / 5,
+                        org.assertj.core.data.Offset.offset(j.get("l3_read_mb_per_s").asDouble() / 20));
+                assertThat(j.get("l2_staged_mb_per_s").asDouble()).isZero();
+                assertThat(j.get("rpc_mean_ms").asDouble()).isCloseTo(0.5, org.assertj.core.data.Offset.offset(0.05));
+                assertThat(j.get("rpc_calls_per_s").asDouble()).isGreaterThan(0);
             }
             assertThat(table.code()).as(table.err()).isZero();
-            assertThat(table.out()).contains("1 daemon(s)").contains("L1 hit").containsPattern("\\|\\s+7[45]%");
+            assertThat(table.out()).contains("1 daemon(s)").contains("L1 hit").contains("L2 wr MB/s").containsPattern("\\|\\s+7[45]%")
+                    .containsPattern("\\s0\\.50\\s*$");
         }
     }
 

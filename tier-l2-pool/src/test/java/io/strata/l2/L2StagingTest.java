@@ -71,6 +71,11 @@ class L2StagingTest {
             }
             assertThat(c.inL3(chunk(f, 0))).as("nothing reaches L3 before the file is published").isEmpty();
             assertThat(read(t, chunk(f, 2), io)).isEqualTo(data[2]);
+            double served = 0;
+            for (int id = 11; id <= 13; id++) {
+                served += c.agentContext(id).meters().find("strata.l2.read.bytes").counter().count();
+            }
+            assertThat(served).as("bytes the agents served to the reader (strata stats' L2 rd MB/s)").isEqualTo(data[2].length);
             assertThat(read(c.tier(), chunk(f, 2), io)).as("another client, before the publish, reads L3").isEmpty();
 
             Futures.join(t.flushAsync(f.id(), io), T);

@@ -134,6 +134,7 @@ public final class L2Agent implements AutoCloseable {
     private final AtomicLong prefetchFetches = new AtomicLong();
     private final AtomicLong prefetchBytes = new AtomicLong();
     private final Counter stagedBytes;
+    private final Counter readBytes;
     private volatile NodeAgent agent;
     private volatile boolean closed;
 
@@ -186,6 +187,8 @@ public final class L2Agent implements AutoCloseable {
             store.close();
             throw e;
         }
+        this.readBytes = Counter.builder("strata.l2.read.bytes").description("bytes of chunk copies this agent served to readers")
+                .register(ctx.meters());
         this.stagedBytes = Counter.builder("strata.l2.staged.bytes").description("bytes of updates acknowledged by this agent")
                 .register(ctx.meters());
         Gauge.builder("strata.l2.used.bytes", store, CopyStore::used).description("bytes reserved by chunk copies").register(ctx.meters());
@@ -625,6 +628,7 @@ public final class L2Agent implements AutoCloseable {
         if (m.length() > 0) {
             readAhead.served(k, c); // (a drain's length-0 read only asks for the sequences)
         }
+        readBytes.increment(bytes.readableBytes());
         return Reply.of(new ReadDone(true, c.seq(), c.length(), crc, c.drainedSeq()), Payload.of(bytes));
     }
 
