@@ -2,6 +2,7 @@ package io.strata.namespace;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.strata.config.policy.Policy;
 import io.strata.core.InodeId;
 import io.strata.namespace.kv.Bytes;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +40,10 @@ import org.slf4j.LoggerFactory;
  * the one before), then deletes its tree a batch of entries per transaction; files a reader still
  * has open stay readable until closed, as after any unlink.
  *
- * <p>Metrics: {@code strata.ckpt.removed{why=retention|partial}}.
+ * <p>Metrics: {@code strata.ckpt.removed{why=retention|partial}}, and
+ * {@code strata.ckpt.reached{level=committed|l2|l3}}: the seconds from a generation's first write
+ * to its commit and to its durability in L2 and in L3, recorded once as it reaches each (at the
+ * commit, or by the pass that sees it).
  */
 final class CheckpointKeeper {
     private static final Logger LOG = LoggerFactory.getLogger(CheckpointKeeper.class);
@@ -51,6 +56,11 @@ final class CheckpointKeeper {
     private final LongSupplier nowNanos;
     private final Counter retired;
     private final Counter partial;
+    private final Timer toCommit;
+    private final Timer toL2;
+    private final Timer toL3;
+    /** Generations the current pass saw reach a level: (before, after), recorded once its transaction committed. */
+    private final List<Generation[]> reachedInPass = new ArrayList<>();
 
     CheckpointKeeper(Transactor tr, NamespaceOps ops, LongSupplier nowMillis, LongSupplier nowNanos, MeterRegistry meters) {
         this.tr = tr;
@@ -59,6 +69,38 @@ final class CheckpointKeeper {
         this.nowNanos = nowNanos;
         this.retired = Counter.builder("strata.ckpt.removed").tag("why", "retention").register(meters);
         this.partial = Counter.builder("strata.ckpt.removed").tag("why", "partial").register(meters);
+        this.toCommit = reachedTimer(meters, "committed");
+        this.toL2 = reachedTimer(meters, "l2");
+        this.toL3 = reachedTimer(meters, "l3");
+    }
+
+    private static Timer reachedTimer(MeterRegistry meters, String level) {
+        return Timer.builder("strata.ckpt.reached").tag("level", level)
+                .description("time from a checkpoint generation's first write to its commit (committed) or its durability in L2 or L3")
+                .register(meters);
+    }
+
+    /**
+     * Records the levels {@code after} reached that {@code before} (null: a generation just
+     * committed) had not, each as the time from the generation's first write.
+     */
+    void reached(Generation before, Generation after) {
+        if (!after.committed()) {
+            return;
+        }
+        if (before == null || !before.committed()) {
+            record(toCommit, after, after.committedMillis());
+        }
+        if (after.l2Millis() != 0 && (before == null || before.l2Millis() == 0)) {
+            record(toL2, after, after.l2Millis());
+        }
+        if (after.l3Millis() != 0 && (before == null || before.l3Millis() == 0)) {
+            record(toL3, after, after.l3Millis());
+        }
+    }
+
+    private static void record(Timer t, Generation g, long atMillis) {
+        t.record(Math.max(0, atMillis - g.startedMillis()), TimeUnit.MILLISECONDS);
     }
 
     /** One pass over every root; returns the generations it removed. */
@@ -66,7 +108,14 @@ final class CheckpointKeeper {
         List<InodeId> roots = tr.run(tx -> CheckpointOps.roots(new NsTx(tx, true, nowNanos.getAsLong())));
         int removed = 0;
         for (InodeId root : roots) {
-            List<Generation> doomed = tr.run(tx -> keep(new NsTx(tx, false, nowNanos.getAsLong()), root, nowMillis.getAsLong()));
+            List<Generation> doomed = tr.run(tx -> {
+                reachedInPass.clear(); // a retried transaction sees them again
+                return keep(new NsTx(tx, false, nowNanos.getAsLong()), root, nowMillis.getAsLong());
+            });
+            for (Generation[] r : reachedInPass) {
+                reached(r[0], r[1]);
+            }
+            reachedInPass.clear();
             for (Generation g : doomed) {
                 remove(g);
                 removed++;
@@ -96,6 +145,7 @@ final class CheckpointKeeper {
                 Generation seen = CheckpointOps.withProgress(t, g);
                 if (!seen.equals(g)) {
                     CheckpointOps.put(t, seen);
+                    reachedInPass.add(new Generation[]{g, seen});
                     g = seen;
                 }
             }

@@ -225,7 +225,9 @@ final class CheckpointOps {
         return new Place(root, dir);
     }
 
-    static Generation commit(NsTx t, Caller c, InodeId gen, Checkpoint.Level level, List<Checkpoint.Expected> expected, long nowMillis) {
+    /** Commits generation {@code gen}, or answers it as it is when it is committed already; {@code committing} runs when this call commits it. */
+    static Generation commit(NsTx t, Caller c, InodeId gen, Checkpoint.Level level, List<Checkpoint.Expected> expected, long nowMillis,
+                             Runnable committing) {
         Place p = place(t, gen);
         Permissions.check(c, p.gen(), W | X, "checkpoint commit");
         Generation rec = record(t, p.root().id(), gen);
@@ -318,6 +320,7 @@ final class CheckpointOps {
                     + "\" not committed: a file's L2 copies are lost (strata admin l2 --lost names it)");
         }
         put(t, g);
+        committing.run();
         return g;
     }
 

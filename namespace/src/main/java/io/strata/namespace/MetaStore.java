@@ -43,6 +43,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -690,8 +691,16 @@ public final class MetaStore implements Meta, AutoCloseable {
     @Override
     public CompletableFuture<Checkpoint.Generation> ckptCommitAsync(Caller c, InodeId gen, Checkpoint.Level level,
                                                                     List<Checkpoint.Expected> expected, RequestId req) {
-        return write("ckpt-commit", req, null, (t, id, ms) -> CheckpointOps.commit(t, c, gen, level, expected, ms),
-                MetaStore::generationBytes, MetaStore::generationFrom);
+        AtomicBoolean committedNow = new AtomicBoolean(); // by this call (not a retry's or another rank's answer)
+        return write("ckpt-commit", req, null, (t, id, ms) -> {
+            committedNow.set(false); // a retried transaction runs again
+            return CheckpointOps.commit(t, c, gen, level, expected, ms, () -> committedNow.set(true));
+        }, MetaStore::generationBytes, MetaStore::generationFrom).thenApply(g -> {
+            if (committedNow.get()) {
+                keeper.reached(null, g);
+            }
+            return g;
+        });
     }
 
     @Override

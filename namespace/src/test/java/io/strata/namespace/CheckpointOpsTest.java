@@ -13,7 +13,9 @@ import io.strata.protocol.meta.InodeAttrs;
 import io.strata.protocol.meta.OpenFlags;
 import io.strata.protocol.meta.OpenResult;
 import io.strata.protocol.meta.SetAttr;
+import io.strata.protocol.meta.Staging;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Checkpoint generations in the namespace: commit, the manifest, read-only generations, content checksums, retention. */
@@ -144,6 +146,43 @@ class CheckpointOpsTest extends MetaFixture {
         assertThat(m.get(1).crc()).isEqualTo(0xAB);
         assertThat(m.get(0).hasCrc()).isFalse();
         assertThat(m.get(2).hasCrc()).isFalse();
+    }
+
+    private double reached(String level) {
+        io.micrometer.core.instrument.Timer t = ctx.meters().find("strata.ckpt.reached").tag("level", level).timer();
+        return t == null ? 0 : t.count();
+    }
+
+    @Test
+    void theTimeToEachLevelIsRecordedOnceAsAGenerationReachesIt() {
+        InodeAttrs r = root("profile=checkpoint");
+        InodeAttrs g1 = mkdir(r.id(), "in-l3");
+        file(g1.id(), "shard", 10, 1);
+        commit(g1.id());
+        commit(g1.id()); // a second rank's commit: nothing new reached
+        assertThat(reached("committed")).isEqualTo(1);
+        assertThat(reached("l2")).as("nothing staged: in L3, so in L2 too, at the commit").isEqualTo(1);
+        assertThat(reached("l3")).isEqualTo(1);
+
+        // a staged file: durable in L2 at the commit, in L3 once its drain reports, seen by the keeper's pass
+        InodeAttrs g2 = mkdir(r.id(), "staged");
+        InodeAttrs f = file(g2.id(), "shard", 10, 2);
+        join(meta.stageOpenAsync(Caller.ROOT, f.id(), 1, 2, StagingRecordTest.AB, req()));
+        join(meta.stagePublishAsync(Caller.ROOT, f.id(), 1, new Staging.Delta(Map.of(), List.of(new Staging.Range(0, 0))), req()));
+        Generation c = commit(g2.id());
+        assertThat(c.durability()).isEqualTo(Checkpoint.Durability.L2);
+        assertThat(reached("committed")).isEqualTo(2);
+        assertThat(reached("l2")).isEqualTo(2);
+        assertThat(reached("l3")).isEqualTo(1);
+        join(meta.keepCheckpointsAsync());
+        assertThat(reached("l3")).as("not drained yet").isEqualTo(1);
+        join(meta.drainReportAsync(Caller.ROOT, f.id(), 1, 1, true, req()));
+        join(meta.keepCheckpointsAsync());
+        join(meta.keepCheckpointsAsync());
+        assertThat(reached("l3")).as("recorded by the pass that saw it, once").isEqualTo(2);
+        assertThat(reached("l2")).isEqualTo(2);
+        assertThat(ctx.meters().find("strata.ckpt.reached").tag("level", "l3").timer().max(java.util.concurrent.TimeUnit.MILLISECONDS))
+                .as("from the generation's first write").isLessThan(60_000);
     }
 
     @Test
