@@ -14,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
 import org.cryptomator.jfuse.linux.amd64.FuseNewHelper;
 import org.cryptomator.jfuse.linux.amd64.extr.fuse3.fuse_args;
@@ -51,6 +52,7 @@ final class StrataFuse3 implements FuseBinding {
     private static final int FI_DIRECT_IO = 1 << 1;
     private static final int FI_KEEP_CACHE = 1 << 2;
     /** {@code fuse_conn_info.want} bits cleared so the mount behaves as the libfuse2 one (see {@link #init}). */
+    private static final int FUSE_CAP_AUTO_INVAL_DATA = 1 << 12;
     private static final int FUSE_CAP_READDIRPLUS = 1 << 13;
     private static final int FUSE_CAP_READDIRPLUS_AUTO = 1 << 14;
     private static final int FUSE_CAP_HANDLE_KILLPRIV = 1 << 20;
@@ -62,6 +64,9 @@ final class StrataFuse3 implements FuseBinding {
     private final String library;
     private final int maxRequest;
     private MethodHandle getContext;
+    /** What libfuse's worker threads are named ({@link #named}): {@code fuse-<mount dir>-}, as the libfuse2 mount's own threads. */
+    private volatile String threadPrefix = "fuse-";
+    private final AtomicInteger threadsNamed = new AtomicInteger();
 
     StrataFuse3(FuseOps ops, String library, int maxRequest) {
         this.ops = ops;
@@ -72,11 +77,14 @@ final class StrataFuse3 implements FuseBinding {
     /**
      * Creates the file system ({@code fuse_new} with {@code args}), mounts it at {@code dir}
      * (as root through mount(2) directly: no fusermount3 needed) and runs libfuse's
-     * multi-threaded loop until it is unmounted.
+     * multi-threaded loop until it is unmounted. Requests run on libfuse's worker threads, which
+     * the JVM attaches at their first upcall and keeps attached (libfuse 3.12+ keeps idle workers
+     * by default); each is named {@code fuse-<mount dir>-N} at its first request ({@link #named}).
      */
     @Override
     public void run(Path dir, List<String> args, boolean debug) {
         System.load(library);
+        threadPrefix = "fuse-" + dir.getFileName() + "-";
         int version = fuse_h.fuse_version();
         if (version < 312) {
             throw new io.strata.core.StrataException(Status.UNSUPPORTED, "libfuse " + version / 100 + "." + version % 100
@@ -205,9 +213,13 @@ final class StrataFuse3 implements FuseBinding {
 
     /**
      * libfuse's init: 1 MiB reads and writes ({@code max_write} also sets the {@code max_pages}
-     * libfuse asks the kernel for), a 1 MiB readahead, {@code use_ino}; READDIRPLUS and
-     * HANDLE_KILLPRIV off, so the kernel asks as it does of the libfuse2 mount (plain readdir,
-     * setattr to drop set-user-ID bits on write).
+     * libfuse asks the kernel for), a 1 MiB readahead, {@code use_ino}; READDIRPLUS,
+     * HANDLE_KILLPRIV and AUTO_INVAL_DATA off, so the kernel asks as it does of the libfuse2
+     * mount (plain readdir, setattr to drop set-user-ID bits on write, and a file's attributes
+     * from a read only when it reads past the size it knows: with AUTO_INVAL_DATA and the
+     * attribute timeout at 0 every read(2) first asked for the open file's attributes, one
+     * GetAttr round trip to the namespace each; the page cache follows the open's
+     * {@code keep_cache} on both mounts).
      */
     private MemorySegment init(MemorySegment conn, MemorySegment cfg) {
         // nullpath_ok and hard_remove stay 0, as on the libfuse2 mount: libfuse3's nullpath_ok
@@ -221,7 +233,8 @@ final class StrataFuse3 implements FuseBinding {
             fuse_conn_info.max_write(c, maxRequest);
             fuse_conn_info.max_read(c, maxRequest);
             fuse_conn_info.max_readahead(c, maxRequest);
-            fuse_conn_info.want(c, fuse_conn_info.want(c) & ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_HANDLE_KILLPRIV));
+            fuse_conn_info.want(c, fuse_conn_info.want(c)
+                    & ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_AUTO_INVAL_DATA));
             MemorySegment f = cfg.reinterpret(68);
             // the prefix up to readdir_ino is the same in every libfuse 3; negative_timeout=0 was
             // given and the other two timeouts lie in 0..1 day: a check that this is that struct
@@ -243,12 +256,27 @@ final class StrataFuse3 implements FuseBinding {
 
     // ---- plumbing ----
 
-    private static int guard(IntSupplier body) {
+    private int guard(IntSupplier body) {
         try {
+            named();
             return body.getAsInt();
         } catch (Throwable t) {
             LOG.warn("libfuse3 callback failed", t);
             return -Status.Errno.EIO;
+        }
+    }
+
+    /**
+     * Names the current thread {@code fuse-<mount dir>-N} unless it is already: the JVM names a
+     * native thread it attaches for an upcall {@code Thread-N}, so without this a thread dump does
+     * not tell the mount's request threads from others. The libfuse2 mount's loop threads carry
+     * the same names ({@link Fuse2Loop}).
+     */
+    private void named() {
+        Thread t = Thread.currentThread();
+        String prefix = threadPrefix;
+        if (!t.getName().startsWith(prefix)) {
+            t.setName(prefix + threadsNamed.incrementAndGet());
         }
     }
 
