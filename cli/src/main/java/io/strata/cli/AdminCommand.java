@@ -37,7 +37,8 @@ import picocli.CommandLine.Option;
                         + "their states, the chains, and the routing (versions, manager peers, chain tables). create-table "
                         + "builds a chain table from the registered targets."},
         subcommands = {AdminCommand.Nodes.class, AdminCommand.Targets.class, AdminCommand.Chains.class, AdminCommand.Routing.class,
-                AdminCommand.CreateTable.class, AdminL2.class, AdminScrub.class, AdminHealth.class, AdminSlow.class, AdminToken.class},
+                AdminCommand.CreateTable.class, AdminL2.class, AdminScrub.class, AdminHealth.class, AdminSlow.class, AdminToken.class,
+                AdminInit.Init.class, AdminInit.Cert.class},
         footerHeading = "%nExamples:%n",
         footer = {"  strata admin nodes                        the local cluster, with its pids",
                 "  strata admin chains --mgmtd mgmt1:9200    a real cluster"})
