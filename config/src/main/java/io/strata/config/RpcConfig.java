@@ -23,6 +23,7 @@ public final class RpcConfig {
                 rpc.size("write-buffer-high", d.writeBufferHigh(), DataSize.ofKiB(64), DataSize.ofMiB(1024)),
                 rpc.integer("max-connections", d.maxConnections(), 1, 1 << 20),
                 rpc.duration("idle-timeout", d.idleTimeout(), Duration.ofSeconds(1), Duration.ofDays(7)),
-                rpc.duration("read-timeout", d.readTimeout(), Duration.ofMillis(100), Duration.ofHours(1)));
+                rpc.duration("read-timeout", d.readTimeout(), Duration.ofMillis(100), Duration.ofHours(1)),
+                rpc.integer("server-max-in-flight-per-identity", d.serverMaxInFlightPerIdentity(), 1, 1 << 24));
     }
 }

@@ -24,15 +24,18 @@ import java.time.Duration;
  *                              has been quiet for half of it before using it again
  * @param readTimeout           a server closes a connection that stops sending in the middle of a frame
  *                              for this long
+ * @param serverMaxInFlightPerIdentity requests a server that authenticates runs at once for one identity
+ *                              (token role and subject) over all of its connections; a connection of an
+ *                              identity at its limit stops reading until one of them finishes
  */
 public record RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight, int maxQueued,
                          int serverMaxInFlight, Duration defaultTimeout, Duration connectTimeout,
                          int connectionsPerPeer, DataSize writeBufferHigh,
-                         int maxConnections, Duration idleTimeout, Duration readTimeout) {
+                         int maxConnections, Duration idleTimeout, Duration readTimeout, int serverMaxInFlightPerIdentity) {
 
     public static final RpcOptions DEFAULTS = new RpcOptions(1 << 20, DataSize.ofMiB(80), 256, 4096, 256,
             Duration.ofSeconds(30), Duration.ofSeconds(3), 1, DataSize.ofMiB(8),
-            4096, Duration.ofMinutes(10), Duration.ofSeconds(30));
+            4096, Duration.ofMinutes(10), Duration.ofSeconds(30), 1024);
 
     public RpcOptions {
         positive("rpc.max-body", maxBodyBytes);
@@ -53,51 +56,57 @@ public record RpcOptions(int maxBodyBytes, DataSize maxPayload, int maxInFlight,
         positive("rpc.max-connections", maxConnections);
         positiveDuration("rpc.idle-timeout", idleTimeout);
         positiveDuration("rpc.read-timeout", readTimeout);
+        positive("rpc.server-max-in-flight-per-identity", serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withMaxInFlight(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, n, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withMaxQueued(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, n, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withServerMaxInFlight(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, n, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withDefaultTimeout(Duration d) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, d,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withConnectionsPerPeer(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, n, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
+                connectTimeout, n, writeBufferHigh, maxConnections, idleTimeout, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withMaxPayload(DataSize s) {
         return new RpcOptions(maxBodyBytes, s, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withMaxConnections(int n) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, n, idleTimeout, readTimeout);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, n, idleTimeout, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withIdleTimeout(Duration d) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, d, readTimeout);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, d, readTimeout, serverMaxInFlightPerIdentity);
     }
 
     public RpcOptions withReadTimeout(Duration d) {
         return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
-                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, d);
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, d, serverMaxInFlightPerIdentity);
+    }
+
+    public RpcOptions withServerMaxInFlightPerIdentity(int n) {
+        return new RpcOptions(maxBodyBytes, maxPayload, maxInFlight, maxQueued, serverMaxInFlight, defaultTimeout,
+                connectTimeout, connectionsPerPeer, writeBufferHigh, maxConnections, idleTimeout, readTimeout, n);
     }
 
     private static void positive(String key, int v) {

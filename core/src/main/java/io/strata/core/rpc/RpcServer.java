@@ -86,6 +86,7 @@ public final class RpcServer implements AutoCloseable {
         TlsContext tls = ctx.tls().orElse(null);
         this.maxConnections = o.maxConnections();
         this.nextRefusalLog = new AtomicLong(ctx.clock().nanoTime());
+        IdentityLimits identities = ctx.verifier().isPresent() ? new IdentityLimits(o.serverMaxInFlightPerIdentity(), ctx.meters()) : null;
         ServerBootstrap sb = new ServerBootstrap()
                 .group(ctx.eventLoops())
                 .channel(ctx.transport().serverChannel())
@@ -115,7 +116,7 @@ public final class RpcServer implements AutoCloseable {
                                         o.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
                                 .addLast("frames", frames)
                                 .addLast("encoder", new FrameEncoder(tls != null))
-                                .addLast("server", new ServerConnection(ctx, b.protocol, handlers, admitted, o, metrics, frames));
+                                .addLast("server", new ServerConnection(ctx, b.protocol, handlers, admitted, o, metrics, frames, identities));
                     }
                 });
         try {

@@ -67,9 +67,23 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private boolean servingHeld;
     /** The verified token of this connection; null until it authenticated (or always, without a verifier). */
     private Token caller;
+    private final IdentityLimits limits;
+    /** The caller's share of the server ({@link IdentityLimits}); null until it authenticated, or without a verifier. */
+    private IdentityLimits.Identity identity;
+    /** Serves held requests again once a request of this connection's identity finished elsewhere. */
+    private final Runnable wake = () -> {
+        try {
+            ctx.executor().execute(() -> {
+                serveHeld();
+                updateReading();
+            });
+        } catch (RejectedExecutionException e) {
+            // shutting down: nothing more is served
+        }
+    };
 
     ServerConnection(NodeContext node, Protocol protocol, Map<Integer, RpcServer.Registered<?>> handlers, Set<Role> admitted,
-                     RpcOptions options, RpcMetrics metrics, FrameDecoder decoder) {
+                     RpcOptions options, RpcMetrics metrics, FrameDecoder decoder, IdentityLimits limits) {
         this.node = node;
         this.protocol = protocol;
         this.handlers = handlers;
@@ -78,6 +92,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         this.options = options;
         this.metrics = metrics;
         this.decoder = decoder;
+        this.limits = limits;
+    }
+
+    /** Whether this connection's identity runs as many requests on this server as it may. */
+    private boolean identityFull() {
+        return identity != null && identity.full();
     }
 
     @Override
@@ -93,7 +113,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             frame.release();
             return;
         }
-        if (inFlight < options.serverMaxInFlight() && held.isEmpty()) {
+        if (inFlight < options.serverMaxInFlight() && held.isEmpty() && !identityFull()) {
             serve(frame);
         } else {
             held.add(frame);
@@ -117,7 +137,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         }
         servingHeld = true;
         try {
-            while (open && !held.isEmpty() && inFlight < options.serverMaxInFlight()) {
+            while (open && !held.isEmpty() && inFlight < options.serverMaxInFlight() && !identityFull()) {
                 serve(held.poll());
             }
         } catch (Wire.Malformed e) {
@@ -172,6 +192,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         frame.release();
         metrics.bytesIn(payload == null ? 0 : payload.readableBytes());
         inFlight++;
+        if (identity != null) {
+            identity.started();
+        }
         updateReading();
         run(reg, message, payload, frame.requestId(), deadline, frame.traceId(), now);
     }
@@ -213,6 +236,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         caller = t;
+        identity = limits == null ? null : limits.of(t);
         LOG.debug("{}: connection from {} authenticated as {}", node.name(), ctx.channel().remoteAddress(), t);
         metrics.served(name, "OK");
         send(OutboundFrame.response(frame.requestId(), CoreMessages.AUTHENTICATED,
@@ -295,6 +319,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     private void finish(OutboundFrame out, String name) {
         inFlight--;
+        if (identity != null) {
+            identity.finished();
+        }
         send(out, name);
         serveHeld();
         updateReading();
@@ -335,9 +362,17 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         flusher.write(out);
     }
 
-    /** Reads only while under the in-flight limit, with nothing held, and while responses drain. */
+    /**
+     * Reads only while under the in-flight limits (the connection's and its identity's), with
+     * nothing held, and while responses drain; a connection paused by its identity's limit is
+     * woken when a request of that identity finishes.
+     */
     private void updateReading() {
-        boolean read = open && inFlight < options.serverMaxInFlight() && held.isEmpty() && ctx.channel().isWritable();
+        boolean full = identityFull();
+        boolean read = open && inFlight < options.serverMaxInFlight() && held.isEmpty() && ctx.channel().isWritable() && !full;
+        if (full && open) {
+            identity.await(wake);
+        }
         if (ctx.channel().config().isAutoRead() != read) {
             ctx.channel().config().setAutoRead(read);
         }
@@ -382,6 +417,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         open = false;
+        if (identity != null) {
+            identity.forget(wake);
+        }
         Frame f;
         while ((f = held.poll()) != null) {
             f.release();

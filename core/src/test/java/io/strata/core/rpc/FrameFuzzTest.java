@@ -58,7 +58,7 @@ class FrameFuzzTest {
     private static EmbeddedChannel connection() {
         FrameDecoder frames = new FrameDecoder(4096, 1 << 16);
         return new EmbeddedChannel(frames, new FrameEncoder(false),
-                new ServerConnection(ctx, PROTOCOL, handlers, EnumSet.allOf(Role.class), RpcOptions.DEFAULTS, new RpcMetrics(new SimpleMeterRegistry(), "server"), frames));
+                new ServerConnection(ctx, PROTOCOL, handlers, EnumSet.allOf(Role.class), RpcOptions.DEFAULTS, new RpcMetrics(new SimpleMeterRegistry(), "server"), frames, null));
     }
 
     /** Feeds {@code bytes} in pieces of the given sizes, then closes; returns frames answered. */
