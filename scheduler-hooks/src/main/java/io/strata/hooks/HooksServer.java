@@ -376,6 +376,8 @@ public final class HooksServer implements AutoCloseable {
             r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
             ctx.writeAndFlush(r);
         } else {
+            // said, so that the client does not send its next request on a connection being closed
+            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
         }
     }

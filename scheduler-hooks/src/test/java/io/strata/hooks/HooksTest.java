@@ -39,7 +39,7 @@ class HooksTest {
     static final int CHUNK = 256 * 1024;
     static final int CHUNKS_PER_FILE = 3;
 
-    private static Map<String, byte[]> dataset(StrataFileSystem fs, String dir, int files, long seed) {
+    static Map<String, byte[]> dataset(StrataFileSystem fs, String dir, int files, long seed) {
         fs.mkdirs(dir);
         fs.setPolicy(dir, "stripe.chunk-size=256KiB");
         Map<String, byte[]> out = new HashMap<>();
