@@ -181,6 +181,29 @@ class StorageAuthTest {
     }
 
     @Test
+    void authenticatedGarbageForEveryStorageMessageIsRefusedAndTheChainStaysWhole() {
+        byte[] v1 = {1, 2, 3, 4, 5, 6, 7, 8};
+        ChunkAddress a = written(v1);
+        int head = f.members(1).get(0);
+        java.util.Random rnd = new java.util.Random(4242);
+        for (Role role : List.of(Role.CLIENT, Role.STORAGE)) {
+            String subject = role == Role.STORAGE ? NodeId.of(f.members(1).get(1)).toString() : "fuzzer";
+            try (NodeContext ctx = NodeContext.builder("fuzz-" + role).eventLoopThreads(1).credentials(f.token(role, subject)).build()) {
+                Map<String, Integer> outcomes = io.strata.testing.Garbage.send(ctx, f.address(head), StorageMessages.TYPES, rnd, 12);
+                assertThat(outcomes).as("as %s: every garbage message answered or its connection closed", role).isNotEmpty();
+            }
+        }
+        assertUnchanged(a, v1);
+        byte[] v2 = {9, 8, 7};
+        ByteBuf b = Unpooled.wrappedBuffer(v2);
+        Futures.join(client.writeAsync(a, 0, b, IO));
+        b.release();
+        for (int n : f.members(1)) {
+            assertThat(readFrom(a, n)).as("node %d after the fuzzing", n).startsWith(v2);
+        }
+    }
+
+    @Test
     void rogueForwardUpdateFromClientRoleIsRefusedAndTheReplicaUnchanged() {
         ChunkAddress a = StorageCluster.chunk(20, 0, 1, SIZE);
         byte[] v1 = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -85,6 +85,22 @@ class MetaAuthTest {
         serverCtx.close();
     }
 
+    @org.junit.jupiter.api.Test
+    void authenticatedGarbageForEveryMetaMessageIsRefusedAndTheNamespaceStaysWhole() throws Exception {
+        InodeAttrs d = join(admin.mkdirAsync(ROOT, InodeId.ROOT, "kept", 0755, req()));
+        Random rnd = new Random(4243);
+        for (String token : List.of(Token.issue(key, Role.ADMIN, "fuzzer", Instant.now(), Duration.ofHours(1)),
+                Token.issue(key, Role.CLIENT, "fuzzer", Instant.now(), Duration.ofHours(1), IdRanges.parse("1000-1999"),
+                        IdRanges.parse("1000-1999")))) {
+            try (NodeContext ctx = NodeContext.builder("fuzz").credentials(Credentials.of(token)).eventLoopThreads(1).build()) {
+                java.util.Map<String, Integer> outcomes = io.strata.testing.Garbage.send(ctx, server.address(), MetaMessages.TYPES, rnd, 6);
+                assertThat(outcomes).isNotEmpty();
+            }
+        }
+        assertThat(join(admin.lookupAsync(ROOT, InodeId.ROOT, "kept")).id()).isEqualTo(d.id());
+        assertThat(join(admin.mkdirAsync(ROOT, d.id(), "after", 0755, req())).type()).isEqualTo(io.strata.protocol.meta.InodeType.DIRECTORY);
+    }
+
     private MetaClient client(String token) {
         NodeContext ctx = NodeContext.builder("client-" + clients.size()).credentials(Credentials.of(token)).eventLoopThreads(1).build();
         RpcClient rpc = new RpcClient(ctx, MetaMessages.PROTOCOL, RpcOptions.DEFAULTS);
