@@ -52,7 +52,9 @@ import org.junit.jupiter.api.io.TempDir;
  * the script, and the job through the environment the script gives it). A batch job with the
  * directive {@code #BB_LUA strata prefetch}
  * waits in stage-in until its hint is ready, then reads the dataset through the FUSE mount from
- * L2; its teardown ends the hint. A hint the hooks refuse holds the job with the reason.
+ * L2; its teardown ends the hint. A hint the hooks refuse holds the job with the reason. Last,
+ * the controller's prolog and epilog ({@code prolog.sh}, {@code epilog.sh}) are added: a job
+ * with the directive in its comment starts once the prolog's hint is ready, and the epilog ends it.
  *
  * <p>The Slurm node is named {@code l2-1}, the node label of the cluster's first L2 agent, so the
  * hint names the job's node and is staged there. Jobs run as {@code nobody}: Slurm refuses burst
@@ -363,6 +365,78 @@ class SlurmIT {
         slurm("scancel", job);
     }
 
+    /**
+     * The other way in, for sites without the lua plugin: PrologSlurmctld and EpilogSlurmctld.
+     * Added to this Slurm last (slurm.conf edited, then {@code scontrol reconfigure}); the job
+     * carries its directive in its comment, which the lua plugin does not read, so only the
+     * prolog hints it.
+     */
+    @Test
+    @Order(3)
+    void theControllerPrologStagesAJobsCommentDirectiveBeforeItStartsAndTheEpilogEndsIt() throws Exception {
+        assertThat(CliTest.strata("mkdir", "-p", "/datasets/prolog", d).code()).isZero();
+        Random random = new Random(11);
+        for (int i = 0; i < 2; i++) {
+            byte[] bytes = new byte[FILE_SIZE];
+            random.nextBytes(bytes);
+            Path src = Files.write(slurm.resolve("prolog-part-" + i), bytes);
+            CliTest.Run put = CliTest.strata("put", src.toString(), "/datasets/prolog/", d);
+            assertThat(put.code()).as(put.err()).isZero();
+        }
+        for (String name : List.of("prolog.sh", "epilog.sh")) {
+            Path to = Files.copy(Path.of("..", "scheduler-hooks", "slurm", name).toAbsolutePath().normalize(), conf.resolve(name),
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.setPosixFilePermissions(to, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        Path slurmConf = conf.resolve("slurm.conf");
+        // the prolog's scontrol needs slurm.conf, and PrologSlurmctld does not inherit slurmctld's environment
+        Files.writeString(conf.resolve("strata-bb.conf"), "SLURM_CONF=" + slurmConf + "\n", java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(slurmConf, "PrologSlurmctld=" + conf.resolve("prolog.sh") + "\nEpilogSlurmctld=" + conf.resolve("epilog.sh")
+                + "\n", java.nio.file.StandardOpenOption.APPEND);
+        // scontrol reconfigure shows the new settings but (Slurm 22.05) runs no prolog: slurmctld starts again
+        Process ctld = daemons.get(1);
+        ctld.destroy();
+        assertThat(ctld.waitFor(30, TimeUnit.SECONDS)).as("slurmctld stops").isTrue();
+        daemons.set(1, start(slurm.resolve("log").resolve("slurmctld-2.out"), which("slurmctld").orElseThrow(), "-D", "-f",
+                slurmConf.toString()));
+        Eventually.await("slurmctld runs the prolog", T, () -> slurm("scontrol", "show", "config").contains(conf.resolve("prolog.sh").toString()));
+        Eventually.await("the Slurm node " + NODE + " is idle again", T, () -> slurm("sinfo", "-h", "-n", NODE, "-o", "%T").strip().equals("idle"));
+
+        Path script = Files.writeString(out.resolve("prolog-job.sh"), """
+                #!/bin/bash
+                #SBATCH --output=%1$s/prolog-%%j.out
+                date +%%s.%%N > %1$s/start-$SLURM_JOB_ID
+                curl -sS --cacert %2$s -H "Authorization: Bearer $(cat %1$s/job.token)" \\
+                  "https://%3$s/v1/hints?job=$SLURM_JOB_ID" > %1$s/hints-$SLURM_JOB_ID.json
+                """.formatted(out, ca, hooks));
+        Result submitted = slurmResult(List.of("sbatch", "--parsable", "--uid=nobody", "--gid=" + group(), "--chdir=" + out, "-w", NODE,
+                "--comment=strata prefetch path=" + mnt + "/datasets/prolog deadline=5m", script.toString()));
+        assertThat(submitted.code()).as(submitted.out()).isZero();
+        String job = submitted.out().strip().split(";")[0];
+        Eventually.await("job " + job + " completes", Duration.ofSeconds(120), () -> {
+            String st = jobState(job);
+            return st.equals("COMPLETED") || st.equals("FAILED") || st.equals("CANCELLED");
+        });
+        String log = Files.exists(out.resolve("prolog-" + job + ".out")) ? Files.readString(out.resolve("prolog-" + job + ".out")) : "";
+        assertThat(jobState(job)).as("job output: " + log + "\nslurmctld log: " + tail(slurm.resolve("log").resolve("slurmctld.log")))
+                .isEqualTo("COMPLETED");
+
+        BigDecimal startedAt = new BigDecimal(Files.readString(out.resolve("start-" + job)).strip());
+        Instant started = Instant.ofEpochSecond(startedAt.longValue(), startedAt.remainder(BigDecimal.ONE).movePointRight(9).longValue());
+        String seen = Files.readString(out.resolve("hints-" + job + ".json"));
+        JsonNode hints = JSON.readTree(seen).path("hints");
+        assertThat(hints).as("the job's hints at its start (the prolog's): %s; slurmctld: %s", seen, prologLog()).hasSize(1);
+        JsonNode hint = hints.get(0);
+        assertThat(hint.path("state").asText()).isEqualTo("ready");
+        assertThat(hint.path("paths").get(0).asText()).as("the mount's path, mapped").isEqualTo("/datasets/prolog");
+        assertThat(hint.path("nodes").get(0).asText()).as("the job's node").isEqualTo(NODE);
+        assertThat(hint.path("files").asLong()).isEqualTo(2);
+        assertThat(Instant.parse(hint.path("ready_at").asText())).as("ready before the job started").isBeforeOrEqualTo(started);
+        String id = hint.path("id").asText();
+        Eventually.await("the epilog ends hint " + id, T, () -> get("/v1/hints/" + id).statusCode() == 404);
+        assertThat(JSON.readTree(get("/v1/hints?job=" + job).body()).path("hints")).isEmpty();
+    }
+
     // -- Slurm --------------------------------------------------------------------------------
 
     private static String sbatch(Path script) {
@@ -380,6 +454,15 @@ class SlurmIT {
         String show = slurm("scontrol", "show", "job", "-o", job);
         int i = show.indexOf("JobState=");
         return i < 0 ? "" : show.substring(i + 9).split("\\s", 2)[0];
+    }
+
+    /** slurmctld's lines about the prolog and epilog, for a failure's message. */
+    private static String prologLog() {
+        try (Stream<String> lines = Files.lines(slurm.resolve("log").resolve("slurmctld.log"))) {
+            return String.join("\n", lines.filter(l -> l.contains("prolog") || l.contains("epilog") || l.contains("Prolog")).toList());
+        } catch (IOException e) {
+            return e.toString();
+        }
     }
 
     /** Slurm's lines about the lua script, for a failure's message. */
