@@ -163,9 +163,14 @@ final class L2Cluster implements AutoCloseable {
 
     /** Writes {@code n} whole chunks of random bytes (from {@code seed}) from chunk 0 on; returns them. */
     static byte[][] writeChunks(L2Tier t, InodeAttrs f, IoOptions io, int n, long seed) {
+        return writeChunks(t, f, io, n, seed, f.layout().chunkSize());
+    }
+
+    /** Writes the first {@code bytes} of {@code n} chunks with random bytes (from {@code seed}) from chunk 0 on; returns them. */
+    static byte[][] writeChunks(L2Tier t, InodeAttrs f, IoOptions io, int n, long seed, int bytes) {
         byte[][] data = new byte[n][];
         for (int i = 0; i < n; i++) {
-            data[i] = L2StagingTest.bytes(f.layout().chunkSize(), seed + i);
+            data[i] = L2StagingTest.bytes(bytes, seed + i);
             write(t, chunk(f, i), 0, data[i], io);
         }
         return data;

@@ -140,16 +140,12 @@ class L2StagingTest {
     @Seeded
     @Test
     void aChunkKeepsAsManyL2CopiesAsAskedAndSurvivesLosingAllButOne(long seed, @TempDir Path dir) throws Exception {
-        try (L2Cluster c = L2Cluster.start(dir, seed, 4, a -> a.withDrainBandwidth(DataSize.ofKiB(128)))) {
+        try (L2Cluster c = L2Cluster.start(dir, seed, 4, a -> a.withDrainBandwidth(DataSize.ofKiB(64)))) {
             InodeAttrs f = c.newFile();
             L2Tier t = c.tier();
             IoOptions io = staged(true, 3);
             int n = 6;
-            byte[][] data = new byte[n][];
-            for (int i = 0; i < n; i++) {
-                data[i] = bytes(256 * 1024, seed + i);
-                write(t, chunk(f, i), 0, data[i], io);
-            }
+            byte[][] data = L2Cluster.writeChunks(t, f, io, n, seed, 256 * 1024);
             Futures.join(t.flushAsync(f.id(), io), T);
             Staging s = c.staging(f).orElseThrow();
             assertThat(s.replicas()).isEqualTo(3);
@@ -158,9 +154,10 @@ class L2StagingTest {
             }
             assertThat(c.ctx.meters().find("strata.l2.client.fsync.short.of.copies").counter().count())
                     .as("every chunk has its three copies: the fsync returned at L2").isZero();
-            // an agent drains its first chunk at once, then one per 2 s: a chunk second in its drainer's
+            // an agent drains its first chunk at once, then one per 4 s: a chunk second in its drainer's
             // line is not in L3 yet when two of its three holders die
             int victim = secondOfItsDrainer(s, n);
+            assertThat(c.inL3(chunk(f, victim))).as("chunk %d is in L2 only when its holders die", victim).isEmpty();
             List<Integer> holders = Holders.of(s, victim);
             c.kill(holders.get(0));
             c.kill(holders.get(1));
@@ -199,11 +196,7 @@ class L2StagingTest {
             InodeAttrs f = c.newFile();
             L2Tier t = c.tier();
             IoOptions io = staged(true, 3);
-            byte[][] data = new byte[3][];
-            for (int i = 0; i < data.length; i++) {
-                data[i] = bytes(256 * 1024, seed + i);
-                write(t, chunk(f, i), 0, data[i], io);
-            }
+            byte[][] data = L2Cluster.writeChunks(t, f, io, 3, seed, 256 * 1024);
             Futures.join(t.flushAsync(f.id(), io), T);
             Staging s = c.staging(f).orElseThrow();
             assertThat(Holders.of(s, 0)).as("two agents serve: two copies of three").hasSize(2);

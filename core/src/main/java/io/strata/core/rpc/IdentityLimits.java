@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * limit stops reading (its peer's sends wait in the socket) until a request of that identity
  * finishes, as a connection at its own limit does. Connections on different event loops check
  * and count apart, so the count may pass the limit by at most one request per other event loop.
+ * A long poll ({@link Request#waitsByDesign()}) gives its slot back as soon as its handler says
+ * so: processes that share a token each park one, and those must not use the identity up.
  */
 final class IdentityLimits {
     private final int limit;
@@ -56,12 +58,15 @@ final class IdentityLimits {
 
         /** {@code wake} runs (once) when a request of this identity finishes; at once if one did meanwhile. */
         void await(Runnable wake) {
-            if (waiting.add(wake)) {
-                paused.increment();
-            }
+            waiting.add(wake);
             if (!full()) {
                 wakeAll();
             }
+        }
+
+        /** A connection of this identity stopped reading for its limit (counted once per pause). */
+        void paused() {
+            paused.increment();
         }
 
         void forget(Runnable wake) {

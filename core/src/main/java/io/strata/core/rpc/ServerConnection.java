@@ -70,6 +70,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private final IdentityLimits limits;
     /** The caller's share of the server ({@link IdentityLimits}); null until it authenticated, or without a verifier. */
     private IdentityLimits.Identity identity;
+    /** Whether this connection stopped reading because its identity was at its limit (for the count of pauses). */
+    private boolean pausedByIdentity;
     /** Serves held requests again once a request of this connection's identity finished elsewhere. */
     private final Runnable wake = () -> {
         try {
@@ -270,7 +272,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             } catch (Throwable t) {
                 f = CompletableFuture.failedFuture(t);
             }
-            f.whenComplete((reply, error) -> complete(request, name, reply, error));
+            // a long poll holds no slot of its identity while it waits: many processes may share one token
+            boolean holdsSlot = identity == null || request.keepIfSlow();
+            if (!holdsSlot) {
+                identity.finished();
+            }
+            f.whenComplete((reply, error) -> complete(request, name, reply, error, holdsSlot));
         };
         if (reg.executor() == null) {
             task.run();
@@ -278,15 +285,33 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             try {
                 reg.executor().execute(task);
             } catch (RejectedExecutionException e) {
-                complete(request, name, null, new StrataException(Status.SHUTTING_DOWN, node.name() + " is shutting down"));
+                complete(request, name, null, new StrataException(Status.SHUTTING_DOWN, node.name() + " is shutting down"), true);
             }
         }
     }
 
-    private void complete(Request<?> request, String name, Reply reply, Throwable error) {
+    private void complete(Request<?> request, String name, Reply reply, Throwable error, boolean holdsSlot) {
         request.releasePayload();
         OutboundFrame out;
         String status;
+        if (error == null && reply == null) {
+            error = new StrataException(Status.INTERNAL, name + " handler completed with no reply");
+        }
+        if (error == null) {
+            try {
+                MessageType<?> type = protocol.typeOf(reply.message());
+                out = OutboundFrame.response(request.requestId(), type, reply.message(), reply.payload());
+                status = "OK";
+            } catch (RuntimeException e) { // a reply this protocol cannot send: answered as an error, the slot still freed
+                reply.payload().release();
+                error = e;
+                out = null;
+                status = null;
+            }
+        } else {
+            out = null;
+            status = null;
+        }
         if (error != null) {
             StrataException se = StrataException.wrap(error);
             if (se.status() == Status.INTERNAL) {
@@ -294,10 +319,6 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             }
             out = OutboundFrame.error(request.requestId(), se);
             status = se.status().name();
-        } else {
-            MessageType<?> type = protocol.typeOf(reply.message());
-            out = OutboundFrame.response(request.requestId(), type, reply.message(), reply.payload());
-            status = "OK";
         }
         metrics.served(name, status);
         long took = node.clock().nanoTime() - request.receivedNanos();
@@ -306,20 +327,24 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             node.slowOps().record(request.trace(), "serve", name + " from " + request.peer(), took,
                     notes.isEmpty() ? status : status + "; " + notes);
         }
+        OutboundFrame answer = out;
         if (ctx.executor().inEventLoop()) {
-            finish(out, name);
+            finish(answer, name, holdsSlot);
         } else {
             try {
-                ctx.executor().execute(() -> finish(out, name));
+                ctx.executor().execute(() -> finish(answer, name, holdsSlot));
             } catch (RejectedExecutionException e) {
-                out.release();
+                answer.release();
+                if (identity != null && holdsSlot) {
+                    identity.finished();
+                }
             }
         }
     }
 
-    private void finish(OutboundFrame out, String name) {
+    private void finish(OutboundFrame out, String name, boolean holdsSlot) {
         inFlight--;
-        if (identity != null) {
+        if (identity != null && holdsSlot) {
             identity.finished();
         }
         send(out, name);
@@ -371,7 +396,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         boolean full = identityFull();
         boolean read = open && inFlight < options.serverMaxInFlight() && held.isEmpty() && ctx.channel().isWritable() && !full;
         if (full && open) {
+            if (!pausedByIdentity) {
+                pausedByIdentity = true;
+                identity.paused();
+            }
             identity.await(wake);
+        } else if (read) {
+            pausedByIdentity = false;
         }
         if (ctx.channel().config().isAutoRead() != read) {
             ctx.channel().config().setAutoRead(read);

@@ -123,8 +123,8 @@ public final class L2Tier implements Tier, StagingControl {
         final boolean through;
         int inflight;
         boolean retired;
-        /** Whether this client logged that a chunk of the file has too few L2 copies for durability = l2. */
-        volatile boolean warnedShort;
+        /** Whether this client logged that a chunk of the file has too few L2 copies for durability = l2 (in this epoch). */
+        final java.util.concurrent.atomic.AtomicBoolean warnedShort = new java.util.concurrent.atomic.AtomicBoolean();
 
         Staged(InodeId inode, CompletableFuture<Staging> opened, boolean through) {
             this.inode = inode;
@@ -444,8 +444,7 @@ public final class L2Tier implements Tier, StagingControl {
                         return CompletableFuture.<Void>completedFuture(null);
                     }
                     shortOfCopies.increment();
-                    if (!st.warnedShort) {
-                        st.warnedShort = true;
+                    if (st.warnedShort.compareAndSet(false, true)) {
                         LOG.info("{}: chunk {} of {} has {} of its {} L2 copies (agents serving: {}); its fsyncs wait until"
                                 + " the drain makes it durable in L3", ctx.name(), shortIndex, inode, Holders.of(s, shortIndex).size(),
                                 s.replicas(), Holders.candidates(routing.current()).size());
