@@ -138,9 +138,6 @@ final class StatsCommand implements Callable<Integer> {
         return Math.max(0, sum(b, name, tags) - sum(a, name, tags));
     }
 
-    /** The calls that wait for news rather than answer at once: not counted in the mean RPC latency. */
-    private static final String LONG_POLL = "message=GetRouting";
-
     static Line line(Map<String, Double> a, Map<String, Double> b, double seconds) {
         double fuse = delta(a, b, "strata.fuse.requests.count");
         double fuseSec = delta(a, b, "strata.fuse.requests.seconds");
@@ -149,9 +146,13 @@ final class StatsCommand implements Callable<Integer> {
         double below = delta(a, b, "strata.l1.hits", "tier=below");
         double reads = delta(a, b, "strata.storage.latency.count", "op=read");
         double readSec = delta(a, b, "strata.storage.latency.seconds", "op=read");
-        // GetRouting waits for the next routing change (a long poll): left out of the latency
-        double rpcs = delta(a, b, "strata.rpc.calls.count") - delta(a, b, "strata.rpc.calls.count", LONG_POLL);
-        double rpcSec = delta(a, b, "strata.rpc.calls.seconds") - delta(a, b, "strata.rpc.calls.seconds", LONG_POLL);
+        // long polls wait for news by design: left out of the rate and the latency
+        double rpcs = delta(a, b, "strata.rpc.calls.count");
+        double rpcSec = delta(a, b, "strata.rpc.calls.seconds");
+        for (String poll : Counters.LONG_POLLS) {
+            rpcs -= delta(a, b, "strata.rpc.calls.count", "message=" + poll);
+            rpcSec -= delta(a, b, "strata.rpc.calls.seconds", "message=" + poll);
+        }
         return new Line(fuse / seconds, fuse == 0 ? 0 : 1000 * fuseSec / fuse, delta(a, b, "strata.meta.ops.count") / seconds,
                 mem + nvme + below == 0 ? Double.NaN : 100 * (mem + nvme) / (mem + nvme + below),
                 delta(a, b, "strata.l1.read.bytes", "tier=memory") / seconds / 1e6,

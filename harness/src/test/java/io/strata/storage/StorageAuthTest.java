@@ -190,7 +190,8 @@ class StorageAuthTest {
             String subject = role == Role.STORAGE ? NodeId.of(f.members(1).get(1)).toString() : "fuzzer";
             try (NodeContext ctx = NodeContext.builder("fuzz-" + role).eventLoopThreads(1).credentials(f.token(role, subject)).build()) {
                 Map<String, Integer> outcomes = io.strata.testing.Garbage.send(ctx, f.address(head), StorageMessages.TYPES, rnd, 12);
-                assertThat(outcomes).as("as %s: every garbage message answered or its connection closed", role).isNotEmpty();
+                assertThat(outcomes).as("as %s: the decoders saw the garbage (malformed: connection closed)", role)
+                        .containsKey("CONNECTION_LOST");
             }
         }
         assertUnchanged(a, v1);

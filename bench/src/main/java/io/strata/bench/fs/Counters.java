@@ -40,7 +40,7 @@ public final class Counters {
     private static final Set<String> META_MESSAGES = names(MetaMessages.TYPES);
     private static final Set<String> STORAGE_MESSAGES = names(StorageMessages.TYPES);
     /** Calls that wait by design (the routing long poll): their time is not a cost. */
-    private static final Set<String> LONG_POLLS = Set.of("GetRouting");
+    public static final Set<String> LONG_POLLS = Set.of("GetRouting");
 
     private Counters() {
     }

@@ -30,18 +30,13 @@ final class IdentityLimits {
     }
 
     Identity of(Token t) {
-        return identities.computeIfAbsent(t.role().id() + ":" + t.subject(), Identity::new);
+        return identities.computeIfAbsent(t.role().id() + ":" + t.subject(), k -> new Identity());
     }
 
     /** One identity's requests running on this server, and the connections waiting for one to finish. */
     final class Identity {
-        private final String name;
         private final AtomicInteger running = new AtomicInteger();
         private final Set<Runnable> waiting = ConcurrentHashMap.newKeySet();
-
-        private Identity(String name) {
-            this.name = name;
-        }
 
         boolean full() {
             return running.get() >= limit;
@@ -79,11 +74,6 @@ final class IdentityLimits {
                     r.run();
                 }
             }
-        }
-
-        @Override
-        public String toString() {
-            return name + " (" + running.get() + " running, limit " + limit + ")";
         }
     }
 }

@@ -292,25 +292,18 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     private void complete(Request<?> request, String name, Reply reply, Throwable error, boolean holdsSlot) {
         request.releasePayload();
-        OutboundFrame out;
-        String status;
+        OutboundFrame out = null;
+        String status = "OK";
         if (error == null && reply == null) {
             error = new StrataException(Status.INTERNAL, name + " handler completed with no reply");
         }
         if (error == null) {
             try {
-                MessageType<?> type = protocol.typeOf(reply.message());
-                out = OutboundFrame.response(request.requestId(), type, reply.message(), reply.payload());
-                status = "OK";
-            } catch (RuntimeException e) { // a reply this protocol cannot send: answered as an error, the slot still freed
+                out = OutboundFrame.response(request.requestId(), protocol.typeOf(reply.message()), reply.message(), reply.payload());
+            } catch (RuntimeException e) { // a reply this protocol cannot send: answered as an error, the slots still freed
                 reply.payload().release();
                 error = e;
-                out = null;
-                status = null;
             }
-        } else {
-            out = null;
-            status = null;
         }
         if (error != null) {
             StrataException se = StrataException.wrap(error);

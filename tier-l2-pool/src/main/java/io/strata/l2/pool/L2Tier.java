@@ -488,27 +488,24 @@ public final class L2Tier implements Tier, StagingControl {
      * take its place); -1 when there is none. Chunks written through to L3 are not short.
      */
     private static int shortChunk(Staging s) {
+        return firstWritten(s, holders -> !holders.isEmpty() && holders.size() < s.replicas());
+    }
+
+    /** Whether every chunk the record lists as written went through to L3 (none is held in L2). */
+    private static boolean allThrough(Staging s) {
+        return firstWritten(s, holders -> !holders.isEmpty()) < 0;
+    }
+
+    /** The first chunk the record lists as written whose holders match {@code test}; -1 when none does. */
+    private static int firstWritten(Staging s, java.util.function.Predicate<List<Integer>> test) {
         for (Staging.Range range : s.written()) {
             for (long i = range.first(); i <= range.last(); i++) {
-                int n = Holders.of(s, (int) i).size();
-                if (n > 0 && n < s.replicas()) {
+                if (test.test(Holders.of(s, (int) i))) {
                     return (int) i;
                 }
             }
         }
         return -1;
-    }
-
-    /** Whether every chunk the record lists as written went through to L3 (none is held in L2). */
-    private static boolean allThrough(Staging s) {
-        for (Staging.Range range : s.written()) {
-            for (long i = range.first(); i <= range.last(); i++) {
-                if (!Holders.of(s, (int) i).isEmpty()) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 
     private static List<Staging.Range> ranges(TreeSet<Integer> chunks) {
